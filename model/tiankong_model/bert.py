@@ -1,0 +1,242 @@
+"""BERT for masked-language modelling, defined directly with Hugging Face parameter names.
+
+The module tree mirrors `transformers.BertForMaskedLM` (`bert.embeddings.*`,
+`bert.encoder.layer.N.*`, `cls.predictions.*` with the decoder tied to the word
+embeddings), so a real HF checkpoint's state dict loads without renaming, and our own
+trained checkpoints load in HF. Dropout is omitted: this module is used for inference,
+export and dropout-free training (the throughput notes measured no-dropout training).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+@dataclass
+class BertConfig:
+    vocab_size: int = 21128
+    hidden_size: int = 768
+    num_hidden_layers: int = 12
+    num_attention_heads: int = 12
+    intermediate_size: int = 3072
+    hidden_act: str = "gelu"
+    max_position_embeddings: int = 512
+    type_vocab_size: int = 2
+    layer_norm_eps: float = 1e-12
+    initializer_range: float = 0.02
+    pad_token_id: int = 0
+
+    @classmethod
+    def from_json_file(cls, path: str | Path) -> "BertConfig":
+        """Reads an HF config.json, keeping the fields this architecture uses.
+
+        Raises ValueError for configs this module cannot run (non-BERT model type,
+        unsupported activation)."""
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        model_type = raw.get("model_type", "bert")
+        if model_type != "bert":
+            raise ValueError(f"{path}: model_type is {model_type!r}; only 'bert' checkpoints are supported")
+        known = {f.name for f in fields(cls)}
+        config = cls(**{k: v for k, v in raw.items() if k in known})
+        if config.hidden_act not in ("gelu", "gelu_new", "gelu_pytorch_tanh"):
+            raise ValueError(f"{path}: hidden_act {config.hidden_act!r} is not supported (gelu only)")
+        if config.hidden_size % config.num_attention_heads:
+            raise ValueError(f"{path}: hidden_size {config.hidden_size} is not a multiple of "
+                             f"num_attention_heads {config.num_attention_heads}")
+        return config
+
+    def to_hf_dict(self) -> dict:
+        """The config.json content HF `BertForMaskedLM` reads."""
+        return {"architectures": ["BertForMaskedLM"], "model_type": "bert", **asdict(self)}
+
+
+def _gelu(x: torch.Tensor, kind: str) -> torch.Tensor:
+    return F.gelu(x, approximate="tanh") if kind in ("gelu_new", "gelu_pytorch_tanh") else F.gelu(x)
+
+
+class BertEmbeddings(nn.Module):
+    def __init__(self, c: BertConfig):
+        super().__init__()
+        self.word_embeddings = nn.Embedding(c.vocab_size, c.hidden_size, padding_idx=c.pad_token_id)
+        self.position_embeddings = nn.Embedding(c.max_position_embeddings, c.hidden_size)
+        self.token_type_embeddings = nn.Embedding(c.type_vocab_size, c.hidden_size)
+        self.LayerNorm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
+
+    def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
+        positions = torch.arange(input_ids.shape[1], device=input_ids.device).unsqueeze(0)
+        x = (self.word_embeddings(input_ids) + self.position_embeddings(positions)
+             + self.token_type_embeddings(token_type_ids))
+        return self.LayerNorm(x)
+
+
+class BertSelfAttention(nn.Module):
+    def __init__(self, c: BertConfig):
+        super().__init__()
+        self.num_heads = c.num_attention_heads
+        self.head_dim = c.hidden_size // c.num_attention_heads
+        self.query = nn.Linear(c.hidden_size, c.hidden_size)
+        self.key = nn.Linear(c.hidden_size, c.hidden_size)
+        self.value = nn.Linear(c.hidden_size, c.hidden_size)
+
+    def forward(self, x: torch.Tensor, additive_mask: torch.Tensor) -> torch.Tensor:
+        b, s, h = x.shape
+
+        def heads(t: torch.Tensor) -> torch.Tensor:
+            return t.view(b, s, self.num_heads, self.head_dim).transpose(1, 2)
+
+        q, k, v = heads(self.query(x)), heads(self.key(x)), heads(self.value(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim) + additive_mask
+        context = torch.matmul(scores.softmax(dim=-1), v)
+        return context.transpose(1, 2).reshape(b, s, h)
+
+
+class BertSelfOutput(nn.Module):
+    def __init__(self, c: BertConfig):
+        super().__init__()
+        self.dense = nn.Linear(c.hidden_size, c.hidden_size)
+        self.LayerNorm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
+
+    def forward(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        return self.LayerNorm(self.dense(x) + residual)
+
+
+class BertAttention(nn.Module):
+    def __init__(self, c: BertConfig):
+        super().__init__()
+        self.self = BertSelfAttention(c)
+        self.output = BertSelfOutput(c)
+
+    def forward(self, x: torch.Tensor, additive_mask: torch.Tensor) -> torch.Tensor:
+        return self.output(self.self(x, additive_mask), x)
+
+
+class BertIntermediate(nn.Module):
+    def __init__(self, c: BertConfig):
+        super().__init__()
+        self.dense = nn.Linear(c.hidden_size, c.intermediate_size)
+        self.act = c.hidden_act
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _gelu(self.dense(x), self.act)
+
+
+class BertOutput(nn.Module):
+    def __init__(self, c: BertConfig):
+        super().__init__()
+        self.dense = nn.Linear(c.intermediate_size, c.hidden_size)
+        self.LayerNorm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
+
+    def forward(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+        return self.LayerNorm(self.dense(x) + residual)
+
+
+class BertLayer(nn.Module):
+    def __init__(self, c: BertConfig):
+        super().__init__()
+        self.attention = BertAttention(c)
+        self.intermediate = BertIntermediate(c)
+        self.output = BertOutput(c)
+
+    def forward(self, x: torch.Tensor, additive_mask: torch.Tensor) -> torch.Tensor:
+        attended = self.attention(x, additive_mask)
+        return self.output(self.intermediate(attended), attended)
+
+
+class BertEncoder(nn.Module):
+    def __init__(self, c: BertConfig):
+        super().__init__()
+        self.layer = nn.ModuleList(BertLayer(c) for _ in range(c.num_hidden_layers))
+
+    def forward(self, x: torch.Tensor, additive_mask: torch.Tensor) -> torch.Tensor:
+        for layer in self.layer:
+            x = layer(x, additive_mask)
+        return x
+
+
+class BertModel(nn.Module):
+    def __init__(self, c: BertConfig):
+        super().__init__()
+        self.embeddings = BertEmbeddings(c)
+        self.encoder = BertEncoder(c)
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        # 0 where attended, a large negative number at padding; broadcast over heads and queries.
+        additive_mask = (1.0 - attention_mask[:, None, None, :].to(torch.float32)) * torch.finfo(torch.float32).min
+        return self.encoder(self.embeddings(input_ids, token_type_ids), additive_mask)
+
+
+class BertPredictionHeadTransform(nn.Module):
+    def __init__(self, c: BertConfig):
+        super().__init__()
+        self.dense = nn.Linear(c.hidden_size, c.hidden_size)
+        self.LayerNorm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
+        self.act = c.hidden_act
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # The cast is a no-op in fp32; under torch 1.13 bf16 autocast it avoids a
+        # bf16/fp32 dtype mismatch in LayerNorm.
+        return self.LayerNorm(_gelu(self.dense(x), self.act).float())
+
+
+class BertLMPredictionHead(nn.Module):
+    def __init__(self, c: BertConfig):
+        super().__init__()
+        self.transform = BertPredictionHeadTransform(c)
+        self.decoder = nn.Linear(c.hidden_size, c.vocab_size, bias=False)
+        self.bias = nn.Parameter(torch.zeros(c.vocab_size))
+        self.decoder.bias = self.bias  # HF stores it twice (cls.predictions.bias and .decoder.bias), one tensor
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.decoder(self.transform(x))
+
+
+class BertOnlyMLMHead(nn.Module):
+    def __init__(self, c: BertConfig):
+        super().__init__()
+        self.predictions = BertLMPredictionHead(c)
+
+
+class BertForMaskedLM(nn.Module):
+    """`transformers.BertForMaskedLM` without dropout and pooler.
+
+    forward(input_ids, attention_mask, token_type_ids=None, mask_positions=None) returns
+    logits `[batch, seq, vocab]`, or only at `mask_positions` (`[batch, n_masks]` int64
+    indices into the sequence) as `[batch, n_masks, vocab]` — the MLM head then runs on
+    n_masks rows instead of seq rows.
+    """
+
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        self.config = config
+        self.bert = BertModel(config)
+        self.cls = BertOnlyMLMHead(config)
+        self.cls.predictions.decoder.weight = self.bert.embeddings.word_embeddings.weight
+        self.apply(self._init_weights)
+
+    def _init_weights(self, module: nn.Module) -> None:
+        std = self.config.initializer_range
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, mean=0.0, std=std)
+            if isinstance(module, nn.Linear) and module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.LayerNorm):
+            nn.init.ones_(module.weight)
+            nn.init.zeros_(module.bias)
+
+    def hidden_states(self, input_ids, attention_mask, token_type_ids=None):
+        if token_type_ids is None:
+            token_type_ids = torch.zeros_like(input_ids)
+        return self.bert(input_ids, attention_mask, token_type_ids)
+
+    def forward(self, input_ids, attention_mask, token_type_ids=None, mask_positions=None):
+        hidden = self.hidden_states(input_ids, attention_mask, token_type_ids)
+        if mask_positions is not None:
+            index = mask_positions.unsqueeze(-1).expand(-1, -1, hidden.shape[-1])
+            hidden = torch.gather(hidden, 1, index)
+        return self.cls.predictions(hidden)
