@@ -1,0 +1,93 @@
+"""`scripts/export-model`: HF BERT checkpoint -> model directory for the runtime
+(model.onnx, INT8 mask-only by default; vocab.txt; model.json)."""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+import tempfile
+from pathlib import Path
+
+import onnx
+
+from .checkpoint import CheckpointError, load_checkpoint, read_lowercase
+from .export import WORD_EMBEDDINGS, export_fp32, graph_inputs
+from .manifest import build_manifest, write_manifest
+from .prune import corpus_files, count_tokens, kept_token_ids, prune_model
+from .quantize import DEFAULT_PATTERN, PATTERNS, quantize_dynamic_int8
+from .vocab import write_vocab
+
+
+def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = False, fp32: bool = False,
+                 prune_corpus: Path | None = None, min_count: int = 1, max_length: int | None = None,
+                 token_type_ids: bool = False, pattern: str = DEFAULT_PATTERN, name: str | None = None,
+                 log=print) -> dict:
+    """Exports a checkpoint directory into `out_dir` and returns the manifest written.
+
+    Raises CheckpointError/ValueError with the reason for a bad checkpoint, corpus or option."""
+    model, vocab = load_checkpoint(checkpoint_dir)
+    lowercase = read_lowercase(checkpoint_dir)
+    limit = model.config.max_position_embeddings
+    if max_length is None:
+        max_length = limit
+    if not 2 < max_length <= limit:
+        raise ValueError(f"--max-length {max_length} must be in 3..{limit} (max_position_embeddings)")
+    source = {"checkpoint": str(Path(checkpoint_dir).resolve()),
+              "config_sha256": hashlib.sha256((Path(checkpoint_dir) / "config.json").read_bytes()).hexdigest()}
+    pruning = None
+    if prune_corpus is not None:
+        files = corpus_files(prune_corpus)
+        with tempfile.TemporaryDirectory() as work:
+            counts = count_tokens(vocab, lowercase, files, Path(work))
+        keep = kept_token_ids(vocab, counts, min_count)
+        pruning = {"source_vocab_size": len(vocab), "kept": len(keep), "min_count": min_count,
+                   "corpus": str(Path(prune_corpus).resolve()), "corpus_files": [f.name for f in files]}
+        log(f"export-model: vocab pruned {len(vocab)} -> {len(keep)} tokens (seen ≥ {min_count}× in {prune_corpus})")
+        model, vocab = prune_model(model, vocab, keep)
+    proto = export_fp32(model, full_logits=full_logits, token_type_ids=token_type_ids)
+    quantization = {"scheme": "none"} if fp32 else quantize_dynamic_int8(proto, WORD_EMBEDDINGS, pattern)
+    if pruning:
+        source["vocab_pruning"] = pruning
+    onnx.checker.check_model(proto)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    onnx.save(proto, out_dir / "model.onnx")
+    write_vocab(vocab, out_dir / "vocab.txt")
+    manifest = build_manifest(out_dir, name=name or Path(checkpoint_dir).resolve().name, config=model.config,
+                              vocab=vocab, lowercase=lowercase, max_length=max_length,
+                              inputs=graph_inputs(full_logits, token_type_ids), full_logits=full_logits,
+                              quantization=quantization, source=source)
+    write_manifest(manifest, out_dir)
+    size = manifest["files"]["model.onnx"]["bytes"]
+    log(f"export-model: {out_dir / 'model.onnx'} {size / 1e6:.1f} MB "
+        f"({'fp32' if fp32 else 'int8 ' + pattern}, {manifest['logits']} logits, inputs {', '.join(manifest['inputs'])})")
+    return manifest
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="export-model", description=__doc__)
+    parser.add_argument("checkpoint_dir", type=Path)
+    parser.add_argument("out_dir", type=Path)
+    parser.add_argument("--full-logits", action="store_true",
+                        help="standard BERT-MLM graph: logits [batch, seq, vocab] (transformers.js-compatible)")
+    parser.add_argument("--fp32", action="store_true", help="skip INT8 quantization")
+    parser.add_argument("--prune-vocab", type=Path, metavar="CORPUS_DIR",
+                        help="keep only tokens occurring in CORPUS_DIR/*.txt (plus specials)")
+    parser.add_argument("--min-count", type=int, default=1, help="with --prune-vocab: occurrences to keep a token")
+    parser.add_argument("--max-length", type=int, help="longest input the runtime may send (default: max_position_embeddings)")
+    parser.add_argument("--token-type-ids", action="store_true",
+                        help="mask-only graph takes token_type_ids too (default: single segment, type 0 built in)")
+    parser.add_argument("--pattern", choices=PATTERNS, default=DEFAULT_PATTERN, help="INT8 op pattern")
+    parser.add_argument("--name", help="model name in model.json (default: checkpoint directory name)")
+    args = parser.parse_args(argv)
+    try:
+        export_model(args.checkpoint_dir, args.out_dir, full_logits=args.full_logits, fp32=args.fp32,
+                     prune_corpus=args.prune_vocab, min_count=args.min_count, max_length=args.max_length,
+                     token_type_ids=args.token_type_ids, pattern=args.pattern, name=args.name)
+    except (CheckpointError, ValueError, RuntimeError) as err:
+        print(f"export-model: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
