@@ -1,0 +1,486 @@
+// Embind bindings of the tiankong core: marshalling only. The JS-visible surface is
+// specified by web/src/core/core-module.ts; every behaviour lives in wasm/src.
+//
+// Arrays cross the boundary in bulk: a JS typed array is copied into the wasm heap
+// with one TypedArray.prototype.set over a typed_memory_view, and results leave as
+// fresh typed arrays constructed from a view (one memcpy each). No per-element calls.
+//
+// Errors: user mistakes become thrown JS Errors with specific messages. A JS exception
+// unwinds the wasm stack without running C++ destructors, so each bound function does
+// its work in a helper that returns an error message (or nullptr) after its locals are
+// gone, then releases its own `val` arguments and throws. Messages live in a static
+// buffer, so nothing leaks on the error path.
+#include <emscripten/bind.h>
+#include <emscripten/emscripten.h>
+#include <emscripten/val.h>
+
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tiankong/tiankong.h"
+
+#ifndef TK_VERSION
+#define TK_VERSION "dev"
+#endif
+
+EM_JS(void, tk_throw_error, (const char* message), { throw new Error(UTF8ToString(message)); });
+
+namespace tiankong {
+namespace bindings {
+namespace {
+
+using emscripten::typed_memory_view;
+using emscripten::val;
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+
+char g_error[512];
+
+// printf-style message into g_error; returns g_error so helpers can `return Fail(...)`.
+const char* Fail(const char* format, ...) __attribute__((format(printf, 1, 2)));
+const char* Fail(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(g_error, sizeof g_error, format, args);
+  va_end(args);
+  return g_error;
+}
+
+// Drops the caller's `val` arguments (their destructors will not run) and throws.
+template <typename... Vals>
+[[noreturn]] void Throw(const char* message, Vals&... args) {
+  ((args = val::undefined()), ...);
+  tk_throw_error(message);
+  __builtin_unreachable();
+}
+
+// ---------------------------------------------------------------------------
+// Typed arrays and option objects
+// ---------------------------------------------------------------------------
+
+template <typename T>
+val NewTypedArray(const char* type, const T* data, size_t n) {
+  return val::global(type).new_(typed_memory_view(n, data));
+}
+
+// Copies a JS typed array of the given type into *out with a single bulk copy.
+// Returns an error message, or nullptr.
+template <typename T>
+const char* CopyTypedArray(const val& array, const char* type, const char* what,
+                           std::vector<T>* out) {
+  if (!array.instanceof(val::global(type))) {
+    return Fail("%s must be %s %s, got %s", what, type[0] == 'I' || type[0] == 'U' ? "an" : "a", type,
+                array.typeOf().as<std::string>().c_str());
+  }
+  out->resize(array["length"].as<size_t>());
+  val(typed_memory_view(out->size(), out->data())).call<void>("set", array);
+  return nullptr;
+}
+
+// Reads an integer argument passed as a JS number.
+const char* ReadCount(double value, const char* what, double max, size_t* out) {
+  if (!(value >= 0 && value <= max) || std::floor(value) != value) {
+    return Fail("%s must be an integer in [0, %.0f], got %g", what, max, value);
+  }
+  *out = static_cast<size_t>(value);
+  return nullptr;
+}
+
+// Reads the fields of a plain options object. A missing field (or a missing object)
+// keeps the C++ default; a field of the wrong type or range is an error. The first
+// error wins and is reported by error().
+class OptionsReader {
+ public:
+  OptionsReader(const val& object, const char* type_name) : object_(object), type_(type_name) {
+    if (!object.isUndefined() && !object.isNull() && object.typeOf().as<std::string>() != "object") {
+      error_ = Fail("%s must be an object", type_);
+    }
+  }
+
+  void Bool(const char* name, bool* out) {
+    const val field = Field(name);
+    if (field.isUndefined()) return;
+    if (field.typeOf().as<std::string>() != "boolean") {
+      error_ = Fail("%s.%s must be a boolean", type_, name);
+      return;
+    }
+    *out = field.as<bool>();
+  }
+
+  void Int(const char* name, int32_t min, int32_t max, int32_t* out) {
+    const val field = Field(name);
+    if (field.isUndefined()) return;
+    const double value = field.isNumber() ? field.as<double>() : NAN;
+    if (!(value >= min && value <= max) || std::floor(value) != value) {
+      error_ = Fail("%s.%s must be an integer in [%d, %d]", type_, name, min, max);
+      return;
+    }
+    *out = static_cast<int32_t>(value);
+  }
+
+  void Number(const char* name, float min, float max, float* out) {
+    const val field = Field(name);
+    if (field.isUndefined()) return;
+    const double value = field.isNumber() ? field.as<double>() : NAN;
+    if (!(value >= min && value <= max)) {
+      error_ = Fail("%s.%s must be a number in [%g, %g]", type_, name, min, max);
+      return;
+    }
+    *out = static_cast<float>(value);
+  }
+
+  // An Int32Array of token ids, each in [0, vocab_size).
+  void Ids(const char* name, int32_t vocab_size, std::vector<int32_t>* out) {
+    const val field = Field(name);
+    if (field.isUndefined()) return;
+    const std::string what = std::string(type_) + "." + name;
+    if (const char* error = CopyTypedArray(field, "Int32Array", what.c_str(), out)) {
+      error_ = error;
+      return;
+    }
+    for (size_t i = 0; i < out->size(); ++i) {
+      if ((*out)[i] < 0 || (*out)[i] >= vocab_size) {
+        error_ = Fail("%s[%zu] = %d is not a token id (vocab size %d)", what.c_str(), i, (*out)[i],
+                      vocab_size);
+        return;
+      }
+    }
+  }
+
+  const char* error() const { return error_; }
+
+ private:
+  val Field(const char* name) const {
+    if (error_ != nullptr || object_.isUndefined() || object_.isNull()) return val::undefined();
+    return object_[name];
+  }
+
+  const val& object_;
+  const char* type_;
+  const char* error_ = nullptr;
+};
+
+// ---------------------------------------------------------------------------
+// Tokenizer
+// ---------------------------------------------------------------------------
+
+class TokenizerHandle {
+ public:
+  explicit TokenizerHandle(std::unique_ptr<Tokenizer> tokenizer) : tokenizer_(std::move(tokenizer)) {}
+
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+
+  val Encode(val text) const {
+    val result = val::undefined();
+    if (const char* error = TryEncode(text, &result)) Throw(error, text);
+    return result;
+  }
+
+  int32_t VocabSize() const { return tokenizer_->VocabSize(); }
+
+  val IdToToken(double id) const {
+    if (!(id >= 0 && id < tokenizer_->VocabSize()) || std::floor(id) != id) {
+      Throw(Fail("Tokenizer.idToToken: %g is not a token id (vocab size %d)", id,
+                 tokenizer_->VocabSize()));
+    }
+    return val(tokenizer_->IdToToken(static_cast<int32_t>(id)));
+  }
+
+  int32_t TokenToId(val token) const {
+    if (!token.isString()) Throw("Tokenizer.tokenToId: token must be a string", token);
+    return tokenizer_->TokenToId(token.as<std::string>());
+  }
+
+  val SpecialIds() const {
+    val ids = val::object();
+    ids.set("pad", tokenizer_->PadId());
+    ids.set("unk", tokenizer_->UnkId());
+    ids.set("cls", tokenizer_->ClsId());
+    ids.set("sep", tokenizer_->SepId());
+    ids.set("mask", tokenizer_->MaskId());
+    return ids;
+  }
+
+ private:
+  const char* TryEncode(const val& text, val* result) const {
+    if (!text.isString()) return Fail("Tokenizer.encode: text must be a string");
+    // A lone UTF-16 surrogate has no UTF-8 form: it becomes U+FFFD, which is also one
+    // UTF-16 unit, so offsets still index the caller's string.
+    const val well_formed =
+        text["toWellFormed"].isUndefined() ? text : text.call<val>("toWellFormed");
+    Encoding encoding;
+    if (tokenizer_->Encode(well_formed.as<std::string>(), &encoding) != Status::kOk) {
+      return Fail("Tokenizer.encode: text is not valid Unicode (unpaired surrogate?)");
+    }
+    static_assert(sizeof(Span) == 2 * sizeof(uint32_t), "Span must be two packed uint32");
+    *result = val::object();
+    result->set("ids", NewTypedArray("Int32Array", encoding.ids.data(), encoding.ids.size()));
+    result->set("offsets", NewTypedArray("Uint32Array",
+                                         reinterpret_cast<const uint32_t*>(encoding.offsets.data()),
+                                         2 * encoding.offsets.size()));
+    result->set("maskPositions", NewTypedArray("Int32Array", encoding.mask_positions.data(),
+                                               encoding.mask_positions.size()));
+    result->set("truncatedTokens", encoding.truncated_tokens);
+    return nullptr;
+  }
+
+  std::unique_ptr<Tokenizer> tokenizer_;
+};
+
+const char* TryNewTokenizer(const val& vocab_bytes, const val& options,
+                            std::unique_ptr<Tokenizer>* out) {
+  std::vector<char> bytes;
+  if (const char* error = CopyTypedArray(vocab_bytes, "Uint8Array", "Tokenizer: vocabBytes", &bytes)) {
+    return error;
+  }
+  TokenizerOptions parsed;
+  OptionsReader reader(options, "TokenizerOptions");
+  reader.Bool("cleanText", &parsed.clean_text);
+  reader.Bool("handleChineseChars", &parsed.handle_chinese_chars);
+  reader.Bool("stripAccents", &parsed.strip_accents);
+  reader.Bool("lowercase", &parsed.lowercase);
+  reader.Int("maxInputCharsPerWord", 1, 1 << 20, &parsed.max_input_chars_per_word);
+  reader.Int("maxLength", 2, 1 << 20, &parsed.max_length);
+  if (reader.error() != nullptr) return reader.error();
+  std::string error;
+  *out = Tokenizer::FromVocab(std::string_view(bytes.data(), bytes.size()), parsed, &error);
+  if (*out == nullptr) return Fail("Tokenizer: invalid vocab: %s", error.c_str());
+  return nullptr;
+}
+
+TokenizerHandle* NewTokenizer(val vocab_bytes, val options) {
+  std::unique_ptr<Tokenizer> tokenizer;
+  if (const char* error = TryNewTokenizer(vocab_bytes, options, &tokenizer)) {
+    Throw(error, vocab_bytes, options);
+  }
+  return new TokenizerHandle(std::move(tokenizer));
+}
+
+// ---------------------------------------------------------------------------
+// Decoder
+// ---------------------------------------------------------------------------
+
+// Names the first offending value of a row set that Decoder rejected as non-finite.
+const char* DescribeNonFinite(const std::vector<float>& logits, size_t n_rows, size_t vocab) {
+  for (size_t r = 0; r < n_rows; ++r) {
+    const float* row = logits.data() + r * vocab;
+    bool any_finite = false;
+    for (size_t c = 0; c < vocab; ++c) {
+      if (std::isnan(row[c]) || row[c] == INFINITY) {
+        return Fail("Decoder.decode: logits[row %zu, column %zu] is %s; logits must be finite "
+                    "(-Infinity is allowed and means probability 0)",
+                    r, c, std::isnan(row[c]) ? "NaN" : "+Infinity");
+      }
+      any_finite = any_finite || row[c] != -INFINITY;
+    }
+    if (!any_finite) {
+      return Fail("Decoder.decode: logits row %zu is all -Infinity: no token has a probability", r);
+    }
+  }
+  return Fail("Decoder.decode: logits are not finite");
+}
+
+class DecoderHandle {
+ public:
+  DecoderHandle(const Tokenizer& tokenizer, const DecodeOptions& options)
+      : decoder_(tokenizer, options), vocab_size_(tokenizer.VocabSize()) {}
+
+  val Decode(val logits, double n_rows, double vocab_size) {
+    val result = val::undefined();
+    if (const char* error = TryDecode(logits, n_rows, vocab_size, &result)) Throw(error, logits);
+    return result;
+  }
+
+ private:
+  const char* TryDecode(const val& logits, double n_rows_arg, double vocab_size_arg, val* result) {
+    size_t n_rows = 0, vocab = 0;
+    if (const char* error = ReadCount(n_rows_arg, "Decoder.decode: nRows", 1 << 16, &n_rows)) {
+      return error;
+    }
+    if (const char* error = ReadCount(vocab_size_arg, "Decoder.decode: vocabSize", 1 << 24, &vocab)) {
+      return error;
+    }
+    if (vocab != static_cast<size_t>(vocab_size_)) {
+      return Fail("Decoder.decode: vocabSize is %zu but the tokenizer's vocabulary has %d tokens",
+                  vocab, vocab_size_);
+    }
+    if (const char* error = CopyTypedArray(logits, "Float32Array", "Decoder.decode: logits", &logits_)) {
+      return error;
+    }
+    if (logits_.size() != n_rows * vocab) {
+      return Fail("Decoder.decode: logits has %zu values, expected nRows x vocabSize = %zu x %zu = %zu",
+                  logits_.size(), n_rows, vocab, n_rows * vocab);
+    }
+    switch (decoder_.Decode(logits_.data(), n_rows, vocab, &rows_)) {
+      case DecodeStatus::kOk:
+        break;
+      case DecodeStatus::kNonFinite:
+        return DescribeNonFinite(logits_, n_rows, vocab);
+      case DecodeStatus::kBadShape:
+        return Fail("Decoder.decode: bad logits shape");
+    }
+    *result = val::array();
+    for (size_t r = 0; r < rows_.size(); ++r) {
+      ids_.clear();
+      probabilities_.clear();
+      for (const Candidate& candidate : rows_[r].candidates) {
+        ids_.push_back(candidate.id);
+        probabilities_.push_back(candidate.probability);
+      }
+      val row = val::object();
+      row.set("ids", NewTypedArray("Int32Array", ids_.data(), ids_.size()));
+      row.set("probabilities", NewTypedArray("Float32Array", probabilities_.data(), probabilities_.size()));
+      row.set("other", rows_[r].other);
+      result->set(r, row);
+    }
+    return nullptr;
+  }
+
+  Decoder decoder_;
+  int32_t vocab_size_;
+  // Scratch reused across calls (also keeps the error path free of owning locals).
+  std::vector<float> logits_;
+  std::vector<Decoded> rows_;
+  std::vector<int32_t> ids_;
+  std::vector<float> probabilities_;
+};
+
+const char* TryReadDecodeOptions(const val& options, int32_t vocab_size, DecodeOptions* out) {
+  OptionsReader reader(options, "DecodeOptions");
+  reader.Int("topK", 1, vocab_size, &out->top_k);
+  reader.Number("threshold", 0.0f, 1.0f, &out->threshold);
+  reader.Bool("excludeSpecial", &out->exclude_special);
+  reader.Bool("excludeSubwords", &out->exclude_subwords);
+  reader.Ids("allowIds", vocab_size, &out->allow_ids);
+  reader.Ids("denyIds", vocab_size, &out->deny_ids);
+  return reader.error();
+}
+
+DecoderHandle* NewDecoder(const TokenizerHandle& tokenizer, val options) {
+  DecoderHandle* decoder = nullptr;
+  if (const char* error = [&]() -> const char* {
+        DecodeOptions parsed;
+        if (const char* e = TryReadDecodeOptions(options, tokenizer.VocabSize(), &parsed)) return e;
+        decoder = new DecoderHandle(tokenizer.tokenizer(), parsed);
+        return nullptr;
+      }()) {
+    Throw(error, options);
+  }
+  return decoder;
+}
+
+// ---------------------------------------------------------------------------
+// Fingerprint cache
+// ---------------------------------------------------------------------------
+
+class CacheHandle {
+ public:
+  CacheHandle(size_t max_entries, size_t max_bytes) : cache_(max_entries, max_bytes) {}
+
+  val Get(val ids, val mask_positions, val fingerprint) {
+    if (const char* error = TryMakeKey("FingerprintCache.get", ids, mask_positions, fingerprint)) {
+      Throw(error, ids, mask_positions, fingerprint);
+    }
+    return cache_.Get(key_, &value_) ? val(value_) : val::undefined();
+  }
+
+  void Put(val ids, val mask_positions, val fingerprint, val value) {
+    const char* error = TryMakeKey("FingerprintCache.put", ids, mask_positions, fingerprint);
+    if (error == nullptr && !value.isString()) error = "FingerprintCache.put: value must be a string";
+    if (error != nullptr) Throw(error, ids, mask_positions, fingerprint, value);
+    cache_.Put(key_, value.as<std::string>());
+  }
+
+  void Clear() { cache_.Clear(); }
+
+  val Stats() const {
+    const CacheStats stats = cache_.Stats();
+    val out = val::object();
+    out.set("hits", static_cast<double>(stats.hits));
+    out.set("misses", static_cast<double>(stats.misses));
+    out.set("evictions", static_cast<double>(stats.evictions));
+    out.set("entries", static_cast<double>(stats.entries));
+    out.set("bytes", static_cast<double>(stats.bytes));
+    out.set("maxEntries", static_cast<double>(stats.max_entries));
+    out.set("maxBytes", static_cast<double>(stats.max_bytes));
+    return out;
+  }
+
+ private:
+  const char* TryMakeKey(const char* where, const val& ids, const val& mask_positions,
+                         const val& fingerprint) {
+    const std::string ids_what = std::string(where) + ": ids";
+    const std::string masks_what = std::string(where) + ": maskPositions";
+    if (const char* error = CopyTypedArray(ids, "Int32Array", ids_what.c_str(), &ids_)) return error;
+    if (const char* error = CopyTypedArray(mask_positions, "Int32Array", masks_what.c_str(), &masks_)) {
+      return error;
+    }
+    if (!fingerprint.isString()) return Fail("%s: optionsFingerprint must be a string", where);
+    key_ = FingerprintCache::MakeKey(ids_, masks_, fingerprint.as<std::string>());
+    return nullptr;
+  }
+
+  FingerprintCache cache_;
+  std::vector<int32_t> ids_, masks_;
+  std::string key_, value_;
+};
+
+CacheHandle* NewCache(double max_entries, double max_bytes) {
+  size_t entries = 0, bytes = 0;
+  const char* error = ReadCount(max_entries, "FingerprintCache: maxEntries", 1e9, &entries);
+  if (error == nullptr) error = ReadCount(max_bytes, "FingerprintCache: maxBytes", 4e9, &bytes);
+  if (error != nullptr) Throw(error);
+  return new CacheHandle(entries, bytes);
+}
+
+// ---------------------------------------------------------------------------
+
+val BuildInfo() {
+  val info = val::object();
+#ifdef __EMSCRIPTEN_PTHREADS__
+  info.set("threads", true);
+#else
+  info.set("threads", false);
+#endif
+#ifdef __wasm_simd128__
+  info.set("simd", true);
+#else
+  info.set("simd", false);
+#endif
+  info.set("version", std::string(TK_VERSION));
+  return info;
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(tiankong_core) {
+  emscripten::class_<TokenizerHandle>("Tokenizer")
+      .constructor(&NewTokenizer)
+      .function("encode", &TokenizerHandle::Encode)
+      .function("vocabSize", &TokenizerHandle::VocabSize)
+      .function("idToToken", &TokenizerHandle::IdToToken)
+      .function("tokenToId", &TokenizerHandle::TokenToId)
+      .function("specialIds", &TokenizerHandle::SpecialIds);
+
+  emscripten::class_<DecoderHandle>("Decoder")
+      .constructor(&NewDecoder)
+      .function("decode", &DecoderHandle::Decode);
+
+  emscripten::class_<CacheHandle>("FingerprintCache")
+      .constructor(&NewCache)
+      .function("get", &CacheHandle::Get)
+      .function("put", &CacheHandle::Put)
+      .function("clear", &CacheHandle::Clear)
+      .function("stats", &CacheHandle::Stats);
+
+  emscripten::function("buildInfo", &BuildInfo);
+}
+
+}  // namespace bindings
+}  // namespace tiankong
