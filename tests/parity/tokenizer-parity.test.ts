@@ -1,0 +1,56 @@
+// Bit-exact parity of the native tokenizer (build/native/wasm/tiankong_tokenize) with
+// Hugging Face `tokenizers` (npm) for bert-base-chinese: ids and UTF-16 offsets.
+// Needs the native build and ../shared/data; skips with a message when either is absent.
+// The full corpus (every line, not a sample) runs with scripts/parity-full.
+import { describe, expect, test } from 'vitest';
+// @ts-expect-error -- plain ESM helper shared with the scripts/parity-full CLI, no typings
+import * as parity from './parity.mjs';
+
+const missing: string | null = parity.missingPrerequisite();
+if (missing) console.warn(missing);
+
+function expectIdentical(result: { compared: number; differing: string[] }) {
+  expect(result.compared).toBeGreaterThan(0);
+  // Print every differing input (the assertion below only shows a count).
+  for (const d of result.differing) console.error(d);
+  expect(result.differing.length, result.differing.slice(0, 20).join('\n')).toBe(0);
+}
+
+describe.skipIf(missing !== null)('tokenizer parity with HF tokenizers', () => {
+  test('corpus sample (>= 50 000 lines)', async () => {
+    const lines: string[] = parity.corpusLines();
+    expect(lines.length).toBeGreaterThanOrEqual(50_000);
+    expectIdentical(await parity.paritySuite('bert-base-chinese', lines));
+  });
+
+  for (const config of Object.keys(parity.CONFIGS)) {
+    test(`adversarial inputs [${config}]`, async () => {
+      expectIdentical(await parity.paritySuite(config, parity.adversarial().cases));
+    });
+
+    test(`every Unicode scalar value [${config}]`, async () => {
+      expectIdentical(await parity.paritySuite(config, parity.everyCodePointLines()));
+    });
+  }
+
+  test('mask variants match HF on the canonical [MASK]', async () => {
+    const variants: string[] = parity.adversarial().mask_variants;
+    const result = await parity.paritySuite('bert-base-chinese', variants, variants.map(parity.canonicalMask));
+    expectIdentical(result);
+    for (const e of parity.nativeEncode(variants)) expect(e.ids).toContain(103);
+  });
+
+  test('truncation keeps the first 510 content tokens, like HF with max_length 512', async () => {
+    const long = parity.corpusLines().filter((l: string) => l.length > 700).slice(0, 200);
+    expect(long.length).toBeGreaterThan(0);
+    const ours = parity.nativeEncode(long, { maxLength: 512 });
+    const full = parity.nativeEncode(long);
+    const hf = parity.hfTokenizer('bert-base-chinese');
+    hf.setTruncation(512);
+    const theirs = await parity.hfEncode(hf, long);
+    expectIdentical(parity.compare(long, ours, theirs));
+    ours.forEach((e: { ids: number[]; truncated_tokens: number }, i: number) => {
+      expect(e.truncated_tokens).toBe(Math.max(0, full[i].ids.length - 512));
+    });
+  });
+});
