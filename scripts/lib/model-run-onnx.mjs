@@ -14,5 +14,5 @@ for (const feeds of request.batches) {
   const { dims, data } = await runLogits(handle, feeds);
   results.push({ dims, data: Array.from(data) });
 }
-process.stdout.write(JSON.stringify({ inputs: handle.session.inputNames, results }));
-process.exit(0); // onnxruntime-web's thread pool would keep the process alive
+// Exit once stdout is flushed: onnxruntime-web's thread pool would keep the process alive.
+process.stdout.write(JSON.stringify({ inputs: handle.session.inputNames, results }), () => process.exit(0));

@@ -1,0 +1,155 @@
+"""ONNX export and INT8 quantization, checked against PyTorch through onnxruntime-node and
+onnxruntime-web (both run the exported file as the app would)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from onnx import numpy_helper
+
+from conftest import run_onnx, sample_batch
+from tiankong_model.export_model import export_model
+from tiankong_model.quantize import PATTERNS
+
+
+def torch_logits(model, batch: dict, mask_only: bool = True) -> np.ndarray:
+    args = {k: torch.from_numpy(batch[k]) for k in ("input_ids", "attention_mask", "token_type_ids")}
+    with torch.no_grad():
+        return model(**args, mask_positions=torch.from_numpy(batch["mask_positions"]) if mask_only else None).numpy()
+
+
+@pytest.fixture(scope="session")
+def exports(tiny_checkpoint, tmp_path_factory):
+    """Model directories exported from the tiny checkpoint, by variant name."""
+    root = tmp_path_factory.mktemp("exports")
+    variants = {"fp32": dict(fp32=True), "fp32-full": dict(fp32=True, full_logits=True),
+                "fp32-tti": dict(fp32=True, token_type_ids=True), "int8-full": dict(full_logits=True),
+                **{f"int8-{p}": dict(pattern=p) for p in PATTERNS}}
+    for name, options in variants.items():
+        export_model(tiny_checkpoint, root / name, log=lambda *_: None, **options)
+    return root
+
+
+@pytest.fixture(scope="session")
+def batches(tiny_model):
+    return [sample_batch(tiny_model[0].config.vocab_size, seed) for seed in range(4)]
+
+
+@pytest.mark.parametrize("runtime", ["node", "web"])
+def test_fp32_mask_only_matches_pytorch(tiny_model, exports, batches, runtime):
+    got = run_onnx(exports / "fp32" / "model.onnx", batches, runtime=runtime, threads=2)
+    for batch, logits in zip(batches, got):
+        expected = torch_logits(tiny_model[0], batch)
+        assert logits.shape == expected.shape
+        np.testing.assert_allclose(logits, expected, atol=2e-4, rtol=0)
+
+
+def test_fp32_full_logits_matches_pytorch_and_gathers_to_mask_only(tiny_model, exports, batches):
+    full = run_onnx(exports / "fp32-full" / "model.onnx", batches)
+    mask_only = run_onnx(exports / "fp32" / "model.onnx", batches)
+    for batch, f, m in zip(batches, full, mask_only):
+        np.testing.assert_allclose(f, torch_logits(tiny_model[0], batch, mask_only=False), atol=2e-4, rtol=0)
+        gathered = np.take_along_axis(f, batch["mask_positions"][:, :, None], axis=1)
+        np.testing.assert_allclose(m, gathered, atol=1e-5, rtol=0)
+
+
+def test_token_type_ids_variant_reads_its_input(tiny_model, exports, batches):
+    manifest = json.loads((exports / "fp32-tti" / "model.json").read_text())
+    assert manifest["inputs"] == ["input_ids", "attention_mask", "token_type_ids", "mask_positions"]
+    batch = dict(batches[0], token_type_ids=np.ones_like(batches[0]["token_type_ids"]))
+    (got,) = run_onnx(exports / "fp32-tti" / "model.onnx", [batch])
+    np.testing.assert_allclose(got, torch_logits(tiny_model[0], batch), atol=2e-4, rtol=0)
+
+
+def test_graph_interface(exports):
+    proto = onnx.load(exports / "fp32" / "model.onnx")
+    assert max(o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")) <= 17
+    shapes = {i.name: [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim] for i in proto.graph.input}
+    assert shapes == {"input_ids": ["batch", "sequence"], "attention_mask": ["batch", "sequence"],
+                      "mask_positions": ["batch", "masks"]}
+    (out,) = proto.graph.output
+    assert out.name == "logits" and out.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+    assert [d.dim_param or d.dim_value for d in out.type.tensor_type.shape.dim][:2] == ["batch", "masks"]
+    full = onnx.load(exports / "fp32-full" / "model.onnx")
+    assert [i.name for i in full.graph.input] == ["input_ids", "attention_mask", "token_type_ids"]
+
+
+def test_tied_embedding_is_stored_once(tiny_model, exports):
+    vocab_size, hidden = tiny_model[0].config.vocab_size, tiny_model[0].config.hidden_size
+    for variant in ("fp32", "int8-integer-to-float"):
+        proto = onnx.load(exports / variant / "model.onnx")
+        tables = [i.name for i in proto.graph.initializer if sorted(i.dims) == sorted([vocab_size, hidden])]
+        assert len(tables) == 1, (variant, tables)
+    int8 = onnx.load(exports / "int8-integer-to-float" / "model.onnx")
+    table = next(i for i in int8.graph.initializer if list(i.dims) == [vocab_size, hidden])
+    assert table.data_type == onnx.TensorProto.INT8
+    assert not any(n.op_type == "DequantizeLinear" for n in int8.graph.node)
+
+
+def agreement(reference: np.ndarray, candidate: np.ndarray) -> tuple[float, float]:
+    """(top-1 agreement, share of candidate top-1 inside the reference top-5)."""
+    ref, cand = reference.reshape(-1, reference.shape[-1]), candidate.reshape(-1, candidate.shape[-1])
+    top1 = cand.argmax(-1)
+    top5 = np.argsort(-ref, axis=-1)[:, :5]
+    return float((ref.argmax(-1) == top1).mean()), float((top5 == top1[:, None]).any(-1).mean())
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+@pytest.mark.parametrize("runtime", ["node", "web"])
+def test_int8_close_to_fp32(exports, batches, pattern, runtime):
+    reference = np.concatenate([b.reshape(-1, b.shape[-1]) for b in run_onnx(exports / "fp32" / "model.onnx", batches)])
+    got = run_onnx(exports / f"int8-{pattern}" / "model.onnx", batches, runtime=runtime, threads=2)
+    quantized = np.concatenate([b.reshape(-1, b.shape[-1]) for b in got])
+    correlation = np.corrcoef(reference.ravel(), quantized.ravel())[0, 1]
+    top1, in_top5 = agreement(reference, quantized)
+    assert correlation > 0.99, correlation
+    assert top1 >= 0.75 and in_top5 >= 0.95, (top1, in_top5)
+
+
+def test_int8_full_logits_close_to_fp32_full(exports, batches):
+    """Not equal to the gathered mask-only INT8 logits: the MLM head quantizes its input per
+    tensor, over all rows in the full graph and over the masked rows only in the other."""
+    reference = run_onnx(exports / "fp32-full" / "model.onnx", batches[:2])
+    got = run_onnx(exports / "int8-full" / "model.onnx", batches[:2])
+    for ref, cand in zip(reference, got):
+        assert ref.shape == cand.shape
+        assert np.corrcoef(ref.ravel(), cand.ravel())[0, 1] > 0.99
+
+
+def test_int8_weights_are_per_channel_int8(exports, tiny_model):
+    proto = onnx.load(exports / "int8-integer" / "model.onnx")
+    inits = {i.name: numpy_helper.to_array(i) for i in proto.graph.initializer}
+    float_matrices = [n for n, a in inits.items() if a.dtype == np.float32 and a.ndim == 2 and min(a.shape) > 1
+                      and "position" not in n and "token_type" not in n]
+    assert float_matrices == []
+    matmul_weights = {n.input[1] for n in proto.graph.node if n.op_type == "MatMulInteger"}
+    assert len(matmul_weights) == 6 * tiny_model[0].config.num_hidden_layers + 2
+    for name in matmul_weights - {n.output[0] for n in proto.graph.node}:
+        assert inits[name].dtype == np.int8 and np.abs(inits[name]).max() == 127, name
+
+
+def test_manifest(exports, tiny_model, tiny_checkpoint):
+    manifest = json.loads((exports / "int8-integer-to-float" / "model.json").read_text())
+    model = tiny_model[0]
+    assert manifest["format"] == "tiankong-model/1"
+    assert manifest["architecture"] == {"type": "bert", "num_hidden_layers": 2, "hidden_size": 64,
+                                        "num_attention_heads": 4, "intermediate_size": 128,
+                                        "vocab_size": model.config.vocab_size, "max_position_embeddings": 128}
+    assert manifest["special_tokens"] == {"pad": 0, "unk": 1, "cls": 2, "sep": 3, "mask": 4}
+    assert manifest["inputs"] == ["input_ids", "attention_mask", "mask_positions"]
+    assert manifest["logits"] == "mask-only" and manifest["quantization"]["scheme"] == "int8-dynamic-per-channel"
+    assert manifest["tokenizer"]["lowercase"] is False
+    onnx_bytes = (exports / "int8-integer-to-float" / "model.onnx").read_bytes()
+    assert manifest["files"]["model.onnx"]["bytes"] == len(onnx_bytes)
+    import hashlib
+    assert manifest["files"]["model.onnx"]["sha256"] == hashlib.sha256(onnx_bytes).hexdigest()
+    assert (exports / "int8-integer-to-float" / "vocab.txt").read_text(encoding="utf-8") == \
+        (tiny_checkpoint / "vocab.txt").read_text(encoding="utf-8")
+
+
+def test_max_length_beyond_positions_is_rejected(tiny_checkpoint, tmp_path):
+    with pytest.raises(ValueError, match="--max-length 129 must be in 3..128"):
+        export_model(tiny_checkpoint, tmp_path, max_length=129, log=lambda *_: None)
