@@ -1,0 +1,65 @@
+#include "special_tokens.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace tiankong {
+namespace text {
+namespace {
+
+constexpr SpecialTokenIds kIds{0, 100, 101, 102, 103};
+
+// "id@begin-end" (char indices) for each match in `utf8`.
+std::vector<std::string> Matches(std::string_view utf8) {
+  std::vector<AlignedChar> chars;
+  size_t error_offset;
+  EXPECT_TRUE(DecodeUtf8(utf8, &chars, &error_offset));
+  std::vector<SpecialMatch> matches;
+  FindSpecialTokens(chars, kIds, &matches);
+  std::vector<std::string> out;
+  for (const SpecialMatch& m : matches) {
+    out.push_back(std::to_string(m.id) + "@" + std::to_string(m.begin) + "-" + std::to_string(m.end));
+  }
+  return out;
+}
+
+using Strings = std::vector<std::string>;
+
+TEST(SpecialTokensTest, ExactTokensAnywhereInTheText) {
+  EXPECT_EQ(Matches("[CLS]a[SEP]b[PAD][UNK][MASK]"),
+            (Strings{"101@0-5", "102@6-11", "0@12-17", "100@17-22", "103@22-28"}));
+  EXPECT_EQ(Matches("x[MASK]y"), Strings{"103@1-7"});
+}
+
+TEST(SpecialTokensTest, OnlyTheMaskIsForgiving) {
+  EXPECT_EQ(Matches("[cls][Sep][pad]"), Strings{});  // HF matches these case-sensitively
+  EXPECT_EQ(Matches("[mask][Mask][mASK]"), (Strings{"103@0-6", "103@6-12", "103@12-18"}));
+}
+
+TEST(SpecialTokensTest, FullWidthAndMixedBracketsAndLetters) {
+  EXPECT_EQ(Matches("\xEF\xBC\xBBMASK\xEF\xBC\xBD"), Strings{"103@0-6"});  // ［MASK］
+  EXPECT_EQ(Matches("[mask\xEF\xBC\xBD"), Strings{"103@0-6"});             // [mask］
+  EXPECT_EQ(Matches("\xEF\xBC\xBB\xEF\xBD\x8D\xEF\xBD\x81\xEF\xBD\x93\xEF\xBD\x8B]"),
+            Strings{"103@0-6"});  // ［ｍａｓｋ]
+  EXPECT_EQ(Matches("\xEF\xBC\xBB" "CLS]"), Strings{});  // only the mask is forgiving
+}
+
+TEST(SpecialTokensTest, NearMissesAreText) {
+  EXPECT_EQ(Matches("[MASK"), Strings{});
+  EXPECT_EQ(Matches("MASK]"), Strings{});
+  EXPECT_EQ(Matches("[MASKS]"), Strings{});
+  EXPECT_EQ(Matches("[ MASK ]"), Strings{});
+  EXPECT_EQ(Matches("[MAS]"), Strings{});
+  EXPECT_EQ(Matches(""), Strings{});
+}
+
+TEST(SpecialTokensTest, LeftmostMatchesDoNotOverlap) {
+  EXPECT_EQ(Matches("[[MASK]]"), Strings{"103@1-7"});
+  EXPECT_EQ(Matches("[MASK][MASK]"), (Strings{"103@0-6", "103@6-12"}));
+}
+
+}  // namespace
+}  // namespace text
+}  // namespace tiankong
