@@ -246,7 +246,7 @@ const char* TryNewTokenizer(const val& vocab_bytes, const val& options,
   reader.Bool("stripAccents", &parsed.strip_accents);
   reader.Bool("lowercase", &parsed.lowercase);
   reader.Int("maxInputCharsPerWord", 1, 1 << 20, &parsed.max_input_chars_per_word);
-  reader.Int("maxLength", 2, 1 << 20, &parsed.max_length);
+  reader.Int("maxLength", 2, 1 << 30, &parsed.max_length);
   if (reader.error() != nullptr) return reader.error();
   std::string error;
   *out = Tokenizer::FromVocab(std::string_view(bytes.data(), bytes.size()), parsed, &error);
