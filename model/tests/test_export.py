@@ -27,6 +27,7 @@ def exports(tiny_checkpoint, tmp_path_factory):
     root = tmp_path_factory.mktemp("exports")
     variants = {"fp32": dict(fp32=True), "fp32-full": dict(fp32=True, full_logits=True),
                 "fp32-tti": dict(fp32=True, token_type_ids=True), "int8-full": dict(full_logits=True),
+                "int8-reduce-range": dict(reduce_range=True),
                 **{f"int8-{p}": dict(pattern=p) for p in PATTERNS}}
     for name, options in variants.items():
         export_model(tiny_checkpoint, root / name, log=lambda *_: None, **options)
@@ -117,6 +118,30 @@ def test_int8_full_logits_close_to_fp32_full(exports, batches):
     for ref, cand in zip(reference, got):
         assert ref.shape == cand.shape
         assert np.corrcoef(ref.ravel(), cand.ravel())[0, 1] > 0.99
+
+
+def test_reduce_range_makes_native_and_wasm_agree(exports, batches):
+    """x86 onnxruntime-node saturates uint8×int8 products of full-range weights; with 7-bit
+    weights the native and wasm kernels compute the same integers."""
+    model = exports / "int8-reduce-range" / "model.onnx"
+    for native, wasm in zip(run_onnx(model, batches), run_onnx(model, batches, runtime="web", threads=2)):
+        np.testing.assert_allclose(native, wasm, atol=1e-3, rtol=0)
+    proto = onnx.load(model)
+    table = next(i for i in proto.graph.initializer if i.data_type == onnx.TensorProto.INT8)
+    assert np.abs(numpy_helper.to_array(table)).max() == 63
+
+
+def test_full_logits_export_has_transformers_js_layout(exports):
+    directory = exports / "int8-full"
+    manifest = json.loads((directory / "model.json").read_text())
+    assert manifest["logits"] == "full"
+    for name in ("config.json", "tokenizer.json", "tokenizer_config.json"):
+        assert (directory / name).is_file(), name
+    link = directory / "onnx" / "model_quantized.onnx"
+    assert link.is_symlink() and link.resolve() == (directory / "model.onnx").resolve()
+    config = json.loads((directory / "config.json").read_text())
+    assert config["architectures"] == ["BertForMaskedLM"] and config["vocab_size"] == manifest["architecture"]["vocab_size"]
+    assert (exports / "fp32-full" / "onnx" / "model.onnx").is_symlink()
 
 
 def test_int8_weights_are_per_channel_int8(exports, tiny_model):

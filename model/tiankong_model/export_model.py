@@ -15,12 +15,14 @@ from .export import WORD_EMBEDDINGS, export_fp32, graph_inputs
 from .manifest import build_manifest, write_manifest
 from .prune import corpus_files, count_tokens, kept_token_ids, prune_model
 from .quantize import DEFAULT_PATTERN, PATTERNS, quantize_dynamic_int8
+from .transformers_js import write_transformers_js_files
 from .vocab import write_vocab
 
 
 def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = False, fp32: bool = False,
                  prune_corpus: Path | None = None, min_count: int = 1, max_length: int | None = None,
-                 token_type_ids: bool = False, pattern: str = DEFAULT_PATTERN, name: str | None = None,
+                 token_type_ids: bool = False, pattern: str = DEFAULT_PATTERN, reduce_range: bool = False,
+                 name: str | None = None,
                  log=print) -> dict:
     """Exports a checkpoint directory into `out_dir` and returns the manifest written.
 
@@ -45,7 +47,7 @@ def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = Fal
         log(f"export-model: vocab pruned {len(vocab)} -> {len(keep)} tokens (seen ≥ {min_count}× in {prune_corpus})")
         model, vocab = prune_model(model, vocab, keep)
     proto = export_fp32(model, full_logits=full_logits, token_type_ids=token_type_ids)
-    quantization = {"scheme": "none"} if fp32 else quantize_dynamic_int8(proto, WORD_EMBEDDINGS, pattern)
+    quantization = {"scheme": "none"} if fp32 else quantize_dynamic_int8(proto, WORD_EMBEDDINGS, pattern, reduce_range)
     if pruning:
         source["vocab_pruning"] = pruning
     onnx.checker.check_model(proto)
@@ -56,6 +58,8 @@ def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = Fal
                               vocab=vocab, lowercase=lowercase, max_length=max_length,
                               inputs=graph_inputs(full_logits, token_type_ids), full_logits=full_logits,
                               quantization=quantization, source=source)
+    if full_logits:
+        manifest["transformers_js"] = write_transformers_js_files(out_dir, model.config, lowercase, quantized=not fp32)
     write_manifest(manifest, out_dir)
     size = manifest["files"]["model.onnx"]["bytes"]
     log(f"export-model: {out_dir / 'model.onnx'} {size / 1e6:.1f} MB "
@@ -77,12 +81,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--token-type-ids", action="store_true",
                         help="mask-only graph takes token_type_ids too (default: single segment, type 0 built in)")
     parser.add_argument("--pattern", choices=PATTERNS, default=DEFAULT_PATTERN, help="INT8 op pattern")
+    parser.add_argument("--reduce-range", action="store_true",
+                        help="7-bit weights: exact on x86 onnxruntime-node (saturates with 8), a little less precise in wasm")
     parser.add_argument("--name", help="model name in model.json (default: checkpoint directory name)")
     args = parser.parse_args(argv)
     try:
         export_model(args.checkpoint_dir, args.out_dir, full_logits=args.full_logits, fp32=args.fp32,
                      prune_corpus=args.prune_vocab, min_count=args.min_count, max_length=args.max_length,
-                     token_type_ids=args.token_type_ids, pattern=args.pattern, name=args.name)
+                     token_type_ids=args.token_type_ids, pattern=args.pattern,
+                     reduce_range=args.reduce_range, name=args.name)
     except (CheckpointError, ValueError, RuntimeError) as err:
         print(f"export-model: {err}", file=sys.stderr)
         return 1

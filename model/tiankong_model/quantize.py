@@ -28,13 +28,13 @@ MS_DOMAIN = "com.microsoft"
 INT8_MAX = 127
 
 
-def quantize_columns(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def quantize_columns(weight: np.ndarray, q_max: int = INT8_MAX) -> tuple[np.ndarray, np.ndarray]:
     """Symmetric int8 quantization of a [K, N] matrix with one scale per column:
-    weight ≈ q * scale[None, :], q in [-127, 127] (−128 unused so the range is symmetric).
-    An all-zero column gets scale 1."""
-    scale = np.abs(weight).max(axis=0).astype(np.float32) / INT8_MAX
+    weight ≈ q * scale[None, :], q in [-q_max, q_max] (−128 unused so the range is
+    symmetric). An all-zero column gets scale 1."""
+    scale = np.abs(weight).max(axis=0).astype(np.float32) / q_max
     scale[scale == 0] = 1.0
-    q = np.clip(np.rint(weight / scale), -INT8_MAX, INT8_MAX).astype(np.int8)
+    q = np.clip(np.rint(weight / scale), -q_max, q_max).astype(np.int8)
     return q, scale
 
 
@@ -78,9 +78,14 @@ class _Rewriter:
                 self.graph.initializer.remove(init)
 
 
-def quantize_dynamic_int8(proto: onnx.ModelProto, embedding: str, pattern: str = DEFAULT_PATTERN) -> dict:
+def quantize_dynamic_int8(proto: onnx.ModelProto, embedding: str, pattern: str = DEFAULT_PATTERN,
+                          reduce_range: bool = False) -> dict:
     """Quantizes `proto` in place (see module docstring). `embedding` is the word-embedding
     initializer; a Transpose of it feeding a MatMul is the tied decoder.
+
+    reduce_range: 7-bit weights (±63). x86 onnxruntime-node computes uint8×int8 with
+    16-bit saturating multiply-adds, which full-range weights overflow (measured: 10× the
+    wasm error); onnxruntime-web's wasm kernels do not saturate, so the default is 8 bits.
 
     Returns a summary for the manifest. Raises ValueError for an unknown pattern, a missing
     embedding or a Gemm with transA/alpha/beta this rewrite does not handle."""
@@ -90,7 +95,8 @@ def quantize_dynamic_int8(proto: onnx.ModelProto, embedding: str, pattern: str =
     table = rw.constant(embedding)
     if table is None:
         raise ValueError(f"graph has no initializer {embedding!r} to quantize as the word embedding")
-    table_q_t, row_scale = quantize_columns(table.T)
+    q_max = 63 if reduce_range else INT8_MAX
+    table_q_t, row_scale = quantize_columns(table.T, q_max)
     table_q = rw.add_initializer(np.ascontiguousarray(table_q_t.T), embedding + ".int8")
     row_scale_2d = rw.add_initializer(row_scale.reshape(-1, 1), embedding + ".row_scale")
     # Weights already int8 (the decoder's transposed table): name -> per-column scale.
@@ -153,7 +159,7 @@ def quantize_dynamic_int8(proto: onnx.ModelProto, embedding: str, pattern: str =
             weight = _constant_2d(rw, node.input[1])
             if node.op_type == "Gemm":
                 weight = _gemm_weight(node, weight)
-            weight_q, scale = quantize_columns(weight)
+            weight_q, scale = quantize_columns(weight, q_max)
             base = node.input[1]
             q_name = rw.add_initializer(weight_q, base + ".int8")
             s_name = rw.add_initializer(scale, base + ".scale")
@@ -172,6 +178,7 @@ def quantize_dynamic_int8(proto: onnx.ModelProto, embedding: str, pattern: str =
     if pattern != "integer" and not any(op.domain == MS_DOMAIN for op in proto.opset_import):
         proto.opset_import.append(helper.make_opsetid(MS_DOMAIN, 1))
     return {"scheme": "int8-dynamic-per-channel", "weights": "int8 symmetric per output channel",
+            "weight_range": q_max,
             "activations": "uint8 dynamic per tensor (DynamicQuantizeLinear)",
             "embeddings": "int8 per row, decoder tied to the same table", "op_pattern": pattern,
             "quantized_matmuls": matmuls}
