@@ -1,0 +1,185 @@
+/**
+ * Public types of the tiankong API, shared by the Node entry (`tiankong`), the browser
+ * entry (`tiankong/browser`, a proxy to a Worker) and the Worker itself.
+ */
+import type { TiankongErrorCode } from './errors.js';
+
+export type { TiankongErrorCode };
+
+/** Contents of model.json (format "tiankong-model/1", written by scripts/export-model). */
+export interface ModelManifest {
+  format: 'tiankong-model/1';
+  name: string;
+  architecture: { type: string; vocab_size: number; [key: string]: unknown };
+  /** Longest input in tokens, including [CLS] and [SEP]. */
+  max_length: number;
+  tokenizer: { vocab: string; lowercase: boolean; strip_accents: boolean; clean_text: boolean; handle_chinese_chars: boolean };
+  special_tokens: { pad: number; unk: number; cls: number; sep: number; mask: number };
+  /** Graph inputs in order; tiankong needs "mask_positions" (the mask-only export). */
+  inputs: string[];
+  outputs: string[];
+  logits: 'mask-only' | 'full';
+  files: Record<string, { sha256: string; bytes: number }>;
+  [key: string]: unknown;
+}
+
+/** A model already in memory (e.g. bundled by the app or read from IndexedDB). */
+export interface ModelBytes {
+  modelBytes: Uint8Array | ArrayBuffer;
+  vocabBytes: Uint8Array | ArrayBuffer;
+  manifest: ModelManifest;
+}
+
+/**
+ * Where the model comes from:
+ * - a URL (string or URL) of the model directory, i.e. the folder holding model.json, model.onnx
+ *   and vocab.txt (`https://…/models/default/`; relative URLs resolve against the page);
+ * - in Node, a local directory path (or a file: URL);
+ * - the files' bytes with their manifest.
+ */
+export type ModelSource = string | URL | ModelBytes;
+
+/** Download/read progress of one model file. */
+export interface LoadProgress {
+  file: 'model.json' | 'model.onnx' | 'vocab.txt';
+  /** Bytes received so far. */
+  loaded: number;
+  /** Expected size in bytes (from model.json), 0 when unknown. */
+  total: number;
+  /** Where the bytes come from. */
+  source: 'network' | 'cache' | 'disk' | 'memory';
+}
+
+export type Backend = 'wasm' | 'webgpu' | 'auto';
+
+export interface CreateFillMaskOptions {
+  /** The model (see {@link ModelSource}). In Node the packaged default model (if installed) is used when omitted. */
+  model?: ModelSource;
+  /**
+   * Intra-op threads of the inference runtime. Default: up to 4 (bounded by the CPU count);
+   * 1 in a browser page that is not cross-origin isolated (stats() says why).
+   */
+  threads?: number;
+  /** 'auto' (default): the fastest available (Node: onnxruntime-node when installed, else wasm). */
+  backend?: Backend;
+  /** Called while model files download or load. */
+  onProgress?: (progress: LoadProgress) => void;
+  /** Result cache (LRU, keyed by token ids + mask positions + options). Default 1000 entries / 8 MB; 0 disables. */
+  cache?: { maxEntries?: number; maxBytes?: number };
+  /** Cancels loading. */
+  signal?: AbortSignal;
+}
+
+/** A filter applied to candidates (mapped to token ids once per model). */
+export type CandidateFilter =
+  /** Only single CJK ideographs. */
+  | 'chinese'
+  /** No punctuation or symbol tokens. */
+  | 'no-punctuation'
+  /** Only `allow` tokens (when given), never `deny` tokens. Tokens must exist in the vocabulary. */
+  | { allow?: string[]; deny?: string[] };
+
+export interface FillOptions {
+  /** Candidates per mask, 1…vocabulary size. Default 5. */
+  topK?: number;
+  /** Drop candidates with probability below this (0…1). Default 0. */
+  threshold?: number;
+  filter?: CandidateFilter;
+  /** Cancels the request if it has not finished (e.g. superseded by a newer keystroke). */
+  signal?: AbortSignal;
+}
+
+export interface FillCandidate {
+  /** The vocabulary token. */
+  token: string;
+  /** Probability (softmax over the full vocabulary at this mask). */
+  score: number;
+  /** The input text with this mask replaced by `token` (other masks left as they are). */
+  sequence: string;
+}
+
+export interface FillMask {
+  /** 0-based index of this mask among the masks of the text. */
+  index: number;
+  /** UTF-16 offsets of the mask in the input text: `text.slice(start, end)` is e.g. "[MASK]". */
+  start: number;
+  end: number;
+  /** Sorted by score, highest first. */
+  candidates: FillCandidate[];
+  /** Probability mass not shown in `candidates` (outside top-k, under the threshold, or filtered). */
+  other: number;
+}
+
+export interface FillTimings {
+  tokenizeMs: number;
+  /** 0 when the result came from the cache. */
+  inferenceMs: number;
+  decodeMs: number;
+  totalMs: number;
+}
+
+export interface FillResult {
+  /** The input text (lone surrogates replaced by U+FFFD; same length, so offsets apply to both). */
+  text: string;
+  masks: FillMask[];
+  /** `masks[i].other` for each mask, for convenience. */
+  other: number[];
+  /** True when the result came from the cache (no model run). */
+  cached: boolean;
+  timings: FillTimings;
+}
+
+export interface CacheStats {
+  hits: number;
+  misses: number;
+  evictions: number;
+  entries: number;
+  bytes: number;
+  maxEntries: number;
+  maxBytes: number;
+}
+
+export interface FillMaskStats {
+  cache: CacheStats;
+  /** The inference backend actually used: 'wasm' (onnxruntime-web), 'webgpu', or 'native' (onnxruntime-node). */
+  backend: 'wasm' | 'webgpu' | 'native';
+  /** Why this backend (e.g. the reason a requested WebGPU fell back to wasm). */
+  backendReason: string;
+  /** Inference threads in use. */
+  threads: number;
+  /** Why this many threads (e.g. "page is not cross-origin isolated"). */
+  threadsReason: string;
+  /** Whether the wasm code uses SIMD. */
+  simd: boolean;
+  /** The C++ core build in use. */
+  core: { build: 'threads' | 'single'; reason: string; version: string };
+  model: { name: string; vocabSize: number; maxLength: number; source: string };
+  /** Model runs so far (cache hits do not run the model). */
+  runs: number;
+}
+
+/** A loaded model, ready to fill masks. Create it with `createFillMask`. */
+export interface FillMaskModel {
+  /**
+   * Fills every [MASK] of `text` in one model run.
+   * @example
+   * ```ts
+   * const result = await tk.fill('春眠不觉晓，处处闻啼[MASK]。', { topK: 3 });
+   * console.log(result.masks[0].candidates.map((c) => `${c.token} ${c.score.toFixed(3)}`));
+   * ```
+   */
+  fill(text: string, options?: FillOptions): Promise<FillResult>;
+  /**
+   * Fills several texts (each in its own model run, in order; see README for why they are not
+   * padded into one batch). Rejects on the first bad text with `error.index` set.
+   * @example
+   * ```ts
+   * const [a, b] = await tk.fillBatch(['[MASK]天', '秋[MASK]'], { topK: 1 });
+   * ```
+   */
+  fillBatch(texts: string[], options?: FillOptions): Promise<FillResult[]>;
+  /** Cache, backend and thread information (synchronous: a snapshot kept current after every call). */
+  stats(): FillMaskStats;
+  /** Frees the model, the inference session and all threads. Later calls reject with DISPOSED. */
+  dispose(): Promise<void>;
+}
