@@ -1,0 +1,183 @@
+/**
+ * tiankong browser entry: the same API as the Node entry, but the model runs in a dedicated
+ * module Worker (worker.ts) so inference never blocks the page. This file is only a message
+ * proxy: request ids, transferables for model bytes, and cancellation of superseded requests.
+ *
+ * @example
+ * ```ts
+ * import { createFillMask } from 'tiankong'; // bundlers resolve the "browser" export to this file
+ * const tk = await createFillMask({ model: '/models/default/', onProgress: (p) => bar.update(p.loaded / p.total) });
+ * let controller: AbortController | undefined;
+ * input.oninput = async () => {
+ *   controller?.abort(); // the previous keystroke's request is superseded
+ *   controller = new AbortController();
+ *   try {
+ *     show(await tk.fill(input.value, { topK: 5, signal: controller.signal }));
+ *   } catch (error) {
+ *     if (!(error instanceof TiankongError && error.code === 'ABORTED')) showError(error);
+ *   }
+ * };
+ * ```
+ * @packageDocumentation
+ */
+import { TiankongError, abortError, deserializeError, describe } from './errors.js';
+import { isModelBytes } from './model-source.js';
+import type { Reply, Request, WireCreateOptions } from './protocol.js';
+import type { CreateFillMaskOptions, FillMaskModel, FillMaskStats, FillOptions, FillResult, LoadProgress } from './types.js';
+
+export { TiankongError } from './errors.js';
+export type * from './types.js';
+
+/** Options of the browser entry: CreateFillMaskOptions plus where the Worker and wasm files live. */
+export interface BrowserFillMaskOptions extends CreateFillMaskOptions {
+  /**
+   * Override asset locations when your bundler does not emit them next to the package code:
+   * `core` = folder of tiankong-core*.{mjs,wasm} (dist/core/wasm/), `ort` = folder of
+   * ort-wasm-simd-threaded.{mjs,wasm} (dist/ort/).
+   */
+  assets?: { core?: string | URL; ort?: string | URL };
+}
+
+type Pending = { resolve(value: unknown): void; reject(error: TiankongError): void; onProgress?: (p: LoadProgress) => void };
+
+/** Request/response bookkeeping over one Worker. */
+class WorkerClient {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private failure: TiankongError | null = null;
+  latestStats: FillMaskStats | null = null;
+
+  constructor(private readonly worker: Worker) {
+    worker.onmessage = (event: MessageEvent<Reply>) => this.receive(event.data);
+    worker.onerror = (event: ErrorEvent) => {
+      event.preventDefault();
+      this.fail(new TiankongError('UNSUPPORTED', `tiankong: the Worker failed: ${event.message || 'could not load worker.js'}; ` +
+        'make sure your bundler serves the package\'s dist/worker.js as a module worker'));
+    };
+  }
+
+  /** Sends a request; `signal` cancels it (the Worker skips it if it has not started). */
+  request(message: DistributiveOmit<Request, 'id'>, options: { transfer?: Transferable[]; signal?: AbortSignal; onProgress?: (p: LoadProgress) => void } = {}): Promise<unknown> {
+    if (this.failure) return Promise.reject(this.failure);
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(abortError(signal));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        this.pending.delete(id);
+        this.worker.postMessage({ type: 'cancel', id: this.nextId++, target: id } satisfies Request);
+        reject(abortError(signal));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const done = () => signal?.removeEventListener('abort', onAbort);
+      this.pending.set(id, {
+        resolve: (value) => { done(); resolve(value); },
+        reject: (error) => { done(); reject(error); },
+        onProgress: options.onProgress,
+      });
+      this.worker.postMessage({ ...message, id } as Request, options.transfer ?? []);
+    });
+  }
+
+  /** Rejects everything pending and every later request with `error`, and ends the Worker. */
+  fail(error: TiankongError): void {
+    this.failure ??= error;
+    for (const pending of this.pending.values()) pending.reject(error);
+    this.pending.clear();
+    this.worker.terminate();
+  }
+
+  private receive(reply: Reply): void {
+    const pending = this.pending.get(reply.id);
+    if (!pending) return; // cancelled on this side already
+    if (reply.type === 'progress') return pending.onProgress?.(reply.progress);
+    this.pending.delete(reply.id);
+    if (reply.type === 'result') {
+      if (reply.stats) this.latestStats = reply.stats;
+      pending.resolve(reply.value);
+    } else {
+      pending.reject(deserializeError(reply.error));
+    }
+  }
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** Resolves a model argument for the Worker: URLs become absolute; bytes are transferred when that is free. */
+function wireModel(model: CreateFillMaskOptions['model']): { model: WireCreateOptions['model']; transfer: Transferable[] } {
+  if (model === undefined) {
+    throw new TiankongError('BAD_OPTION', 'tiankong: pass the model: createFillMask({ model: URL of the folder with model.json })');
+  }
+  if (isModelBytes(model)) {
+    // A view spanning its whole ArrayBuffer is transferred (the caller's buffer is detached); anything else is copied.
+    const transfer = [model.modelBytes, model.vocabBytes]
+      .map((bytes) => (bytes instanceof ArrayBuffer ? bytes : bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : null))
+      .filter((buffer): buffer is ArrayBuffer => buffer instanceof ArrayBuffer);
+    return { model, transfer: [...new Set(transfer)] };
+  }
+  if (typeof model !== 'string' && !(model instanceof URL)) {
+    throw new TiankongError('BAD_OPTION', 'tiankong: model must be a URL, a URL string or { modelBytes, vocabBytes, manifest }');
+  }
+  const base = typeof location === 'undefined' ? undefined : location.href;
+  try {
+    return { model: new URL(model, base).href, transfer: [] };
+  } catch {
+    throw new TiankongError('UNSUPPORTED', `tiankong: ${String(model)} is not a URL; in a browser the model is a URL ` +
+      '(local directories work in Node only)');
+  }
+}
+
+const absolute = (url: string | URL | undefined): string | undefined =>
+  url === undefined ? undefined : new URL(url, typeof location === 'undefined' ? undefined : location.href).href;
+
+/**
+ * Starts a Worker, loads the model in it and returns a {@link FillMaskModel} proxy.
+ * Rejects with a {@link TiankongError} (BAD_MODEL, INTEGRITY, NETWORK, UNSUPPORTED, BAD_OPTION, ABORTED).
+ */
+export async function createFillMask(options: BrowserFillMaskOptions = {}): Promise<FillMaskModel> {
+  if (typeof Worker === 'undefined' || typeof WebAssembly === 'undefined') {
+    throw new TiankongError('UNSUPPORTED', 'tiankong: this browser lacks Web Workers or WebAssembly, which tiankong needs');
+  }
+  const { model, transfer } = wireModel(options.model);
+  let worker: Worker;
+  try {
+    worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'tiankong' });
+  } catch (error) {
+    throw new TiankongError('UNSUPPORTED', `tiankong: cannot start the Worker: ${describe(error)}`);
+  }
+  const client = new WorkerClient(worker);
+  const wire: WireCreateOptions = {
+    model, threads: options.threads, backend: options.backend, cache: options.cache,
+    assets: { core: absolute(options.assets?.core), ort: absolute(options.assets?.ort) },
+  };
+  try {
+    await client.request({ type: 'create', options: wire }, { transfer, signal: options.signal, onProgress: options.onProgress });
+  } catch (error) {
+    client.fail(error as TiankongError);
+    throw error;
+  }
+  let disposed: Promise<void> | null = null;
+  const wireOptions = (fillOptions: FillOptions = {}) => {
+    const { signal, ...rest } = fillOptions;
+    return { wire: rest, signal };
+  };
+  return {
+    fill(text: string, fillOptions?: FillOptions) {
+      const { wire: o, signal } = wireOptions(fillOptions);
+      return client.request({ type: 'fill', text, options: o }, { signal }) as Promise<FillResult>;
+    },
+    fillBatch(texts: string[], fillOptions?: FillOptions) {
+      const { wire: o, signal } = wireOptions(fillOptions);
+      return client.request({ type: 'fillBatch', texts, options: o }, { signal }) as Promise<FillResult[]>;
+    },
+    stats() {
+      return client.latestStats!;
+    },
+    dispose() {
+      disposed ??= client.request({ type: 'dispose' }).then(
+        () => client.fail(new TiankongError('DISPOSED', 'tiankong: this model was disposed; create a new one with createFillMask()')),
+        () => undefined);
+      return disposed;
+    },
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * The tiankong Worker (dedicated module Worker): owns the C++ core, the model and the ONNX
+ * Runtime Web session, so inference never blocks the page. Started by browser.ts; speaks
+ * protocol.ts. One model per Worker.
+ */
+import * as ort from 'onnxruntime-web/wasm';
+import { loadCore } from './core/load-core.js';
+import { FillMaskEngine } from './engine.js';
+import { TiankongError, describe, serializeError } from './errors.js';
+import { isModelBytes, loadModelFromBytes, loadModelFromUrl } from './model-source.js';
+import type { Reply, Request, WireCreateOptions } from './protocol.js';
+import type { LoadProgress } from './types.js';
+import { type InferenceRuntime, type OrtModule, defaultThreads } from './runtime.js';
+
+const scope = self as unknown as DedicatedWorkerGlobalScope;
+let engine: FillMaskEngine | null = null;
+/** Requests in progress, so a `cancel` can abort them. */
+const running = new Map<number, AbortController>();
+
+function post(reply: Reply): void {
+  scope.postMessage(reply);
+}
+
+/** Threads only when the page is cross-origin isolated (SharedArrayBuffer); WebGPU is not bundled. */
+function createWorkerRuntime(options: WireCreateOptions): InferenceRuntime {
+  const { backend = 'auto', threads } = options;
+  if (!['auto', 'wasm', 'webgpu'].includes(backend)) {
+    throw new TiankongError('BAD_OPTION', `tiankong: backend must be 'auto', 'wasm' or 'webgpu', got ${JSON.stringify(backend)}`);
+  }
+  if (threads !== undefined && (!Number.isInteger(threads) || threads < 1)) {
+    throw new TiankongError('BAD_OPTION', `tiankong: threads must be a positive integer, got ${threads}`);
+  }
+  const cores = navigator.hardwareConcurrency || 1;
+  let count: number;
+  let threadsReason: string;
+  if (!scope.crossOriginIsolated) {
+    count = 1;
+    threadsReason = 'the page is not cross-origin isolated, so WebAssembly threads are unavailable; serve it with ' +
+      '"Cross-Origin-Opener-Policy: same-origin" and "Cross-Origin-Embedder-Policy: require-corp" to use several threads';
+  } else {
+    count = threads ?? defaultThreads(cores);
+    threadsReason = threads === undefined ? `default: min(4, ${cores} CPUs)` : 'requested';
+  }
+  const hasWebGpu = 'gpu' in navigator;
+  const backendReason = backend === 'webgpu'
+    ? `WebGPU ${hasWebGpu ? 'is available but' : 'is not available in this browser and'} is not bundled ` +
+      '(onnxruntime-web\'s WebGPU build adds a second ~26 MB wasm; this INT8 model targets the wasm CPU kernels): using wasm'
+    : backend === 'wasm' ? 'requested' : 'default (WebAssembly, SIMD)';
+  const base = options.assets?.ort;
+  ort.env.wasm.numThreads = count;
+  // Literal URLs so bundlers (Vite, webpack 5) see and emit the files; dist/ort/ holds copies.
+  ort.env.wasm.wasmPaths = {
+    mjs: base ? new URL('ort-wasm-simd-threaded.mjs', base) : new URL('./ort/ort-wasm-simd-threaded.mjs', import.meta.url),
+    wasm: base ? new URL('ort-wasm-simd-threaded.wasm', base) : new URL('./ort/ort-wasm-simd-threaded.wasm', import.meta.url),
+  };
+  return {
+    ort: ort as unknown as OrtModule, backend: 'wasm', backendReason, threads: count, threadsReason,
+    sessionOptions: { executionProviders: ['wasm'], graphOptimizationLevel: 'all' },
+  };
+}
+
+async function create(id: number, options: WireCreateOptions, signal: AbortSignal): Promise<void> {
+  if (engine) throw new TiankongError('BAD_OPTION', 'tiankong: this Worker already holds a model');
+  const runtime = createWorkerRuntime(options);
+  const progress = { onProgress: (p: LoadProgress) => post({ type: 'progress', id, progress: p }), signal };
+  const model = isModelBytes(options.model)
+    ? await loadModelFromBytes(options.model, progress)
+    : await loadModelFromUrl(new URL(options.model), progress);
+  // The core's work (tokenize, top-k) is single-threaded: its pthread build would only add idle workers.
+  const core = await loadCore({ variant: 'single', ...(options.assets?.core ? { baseUrl: options.assets.core } : {}) })
+    .catch((error: unknown) => {
+      throw new TiankongError('UNSUPPORTED', `tiankong: the WebAssembly core failed to load: ${describe(error)}`);
+    });
+  try {
+    engine = await FillMaskEngine.create({ model, core, runtime, cache: options.cache });
+  } catch (error) {
+    core.dispose();
+    throw error;
+  }
+}
+
+async function handle(request: Request, signal: AbortSignal): Promise<unknown> {
+  if (request.type === 'create') return create(request.id, request.options, signal);
+  if (request.type === 'dispose') {
+    await engine?.dispose();
+    return undefined;
+  }
+  if (!engine) throw new TiankongError('DISPOSED', 'tiankong: no model is loaded in this Worker');
+  if (request.type === 'fill') return engine.fill(request.text, { ...request.options, signal });
+  if (request.type === 'fillBatch') return engine.fillBatch(request.texts, { ...request.options, signal });
+  throw new TiankongError('BAD_OPTION', `tiankong: unknown request ${JSON.stringify((request as { type: unknown }).type)}`);
+}
+
+scope.onmessage = async (event: MessageEvent<Request>) => {
+  const request = event.data;
+  if (request.type === 'cancel') {
+    running.get(request.target)?.abort('superseded');
+    return;
+  }
+  const controller = new AbortController();
+  running.set(request.id, controller);
+  try {
+    const value = await handle(request, controller.signal);
+    post({ type: 'result', id: request.id, value, stats: engine?.stats() ?? null });
+  } catch (error) {
+    post({ type: 'error', id: request.id, error: serializeError(error) });
+  } finally {
+    running.delete(request.id);
+  }
+};
