@@ -1,0 +1,139 @@
+// Shared by the tests/runtime suites. They test the BUILT package (dist/, bin/) against
+// independent references: ONNX Runtime (onnxruntime-node, or onnxruntime-web's wasm backend
+// for the wasm path) running the same model.onnx on ids from HF `tokenizers` (npm), with a
+// plain JS softmax/top-k.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+// @ts-expect-error -- plain ESM helpers shared with the model scripts, no typings
+import { readVocab, referenceTokenizer } from '../../scripts/lib/hf-reference-tokenizer.mjs';
+// @ts-expect-error -- plain ESM helpers shared with the model scripts, no typings
+import { createSession, runLogits } from '../../scripts/lib/model-ort.mjs';
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const distDir = join(repoRoot, 'dist');
+export const cliPath = join(repoRoot, 'bin', 'tiankong.js');
+const PYTHON = '/usr/bin/python3';
+
+const BUILD_FILES = ['index.js', 'browser.js', 'worker.js', 'core/load-core.js', 'core/wasm/tiankong-core.wasm', 'ort/ort-wasm-simd-threaded.wasm'];
+
+/** Why the runtime suites cannot run here, or null. */
+export function missingPrerequisite(): string | null {
+  const absent = BUILD_FILES.filter((f) => !existsSync(join(distDir, f)));
+  if (absent.length) return `runtime build missing (dist/${absent.join(', dist/')}): run scripts/build (or scripts/build-wasm && scripts/build-js)`;
+  if (!existsSync(PYTHON)) return `${PYTHON} (torch + onnx) not found: cannot generate the test model`;
+  return null;
+}
+
+/** The built Node entry, typed by its sources. */
+export async function api(): Promise<typeof import('../../web/src/index.js')> {
+  return import(pathToFileURL(join(distDir, 'index.js')).href);
+}
+
+/**
+ * The tiny INT8 mask-only test model (scripts/make-test-model, seeded), generated once into
+ * .cache/test-model/<hash of the model pipeline sources>/ and reused. Parallel test files
+ * race safely: each generates into its own temp dir and renames it into place.
+ */
+export function testModelDir(): string {
+  const hash = createHash('sha256');
+  const sources = [join(repoRoot, 'scripts', 'make-test-model'), join(repoRoot, 'scripts', 'export-model'),
+    join(repoRoot, 'scripts', 'make-random-checkpoint'),
+    ...readdirSync(join(repoRoot, 'model', 'tiankong_model')).filter((f) => f.endsWith('.py')).sort()
+      .map((f) => join(repoRoot, 'model', 'tiankong_model', f))];
+  for (const file of sources) hash.update(readFileSync(file));
+  const root = join(repoRoot, '.cache', 'test-model', hash.digest('hex').slice(0, 16));
+  const dir = join(root, 'mask-only');
+  if (existsSync(join(dir, 'model.json'))) return dir;
+  const temp = `${root}.tmp-${process.pid}-${Date.now()}`;
+  mkdirSync(dirname(root), { recursive: true });
+  execFileSync('nice', [join(repoRoot, 'scripts', 'make-test-model'), temp], { stdio: 'pipe' });
+  try {
+    renameSync(temp, root);
+  } catch {
+    rmSync(temp, { recursive: true, force: true }); // another process won the race
+  }
+  return dir;
+}
+
+export interface ReferenceCandidate { id: number; token: string; p: number }
+
+/** The reference pipeline: HF tokenizer ids → onnxruntime-node → softmax per mask row. */
+export class Reference {
+  private constructor(private readonly vocab: string[], private readonly tokenizer: any, private readonly ort: any,
+    private readonly maskId: number) {}
+
+  /**
+   * `runtime`: 'node' = onnxruntime-node; 'web' = onnxruntime-web's wasm backend, needed to check
+   * the wasm path exactly: the two runtimes' INT8 kernels differ (logits by up to ~0.15 on the
+   * random test model), so only the same runtime gives identical numbers.
+   */
+  static async create(modelDir: string, runtime: 'node' | 'web' = 'node', threads = 1): Promise<Reference> {
+    const manifest = JSON.parse(readFileSync(join(modelDir, 'model.json'), 'utf8'));
+    const vocab: string[] = readVocab(join(modelDir, 'vocab.txt'));
+    const tokenizer = referenceTokenizer(vocab, { lowercase: manifest.tokenizer.lowercase });
+    const ort = await createSession(join(modelDir, 'model.onnx'), runtime, threads);
+    return new Reference(vocab, tokenizer, ort, manifest.special_tokens.mask);
+  }
+
+  async encode(text: string): Promise<number[]> {
+    return (await this.encodeFull(text)).ids;
+  }
+
+  /** HF's tokens, ids and offsets (converted from code points, what npm reports, to UTF-16). */
+  async encodeFull(text: string): Promise<{ tokens: string[]; ids: number[]; offsets: [number, number][] }> {
+    const encoding = await this.tokenizer.encode(text);
+    const utf16At: number[] = [];
+    let unit = 0;
+    for (const char of text) {
+      utf16At.push(unit);
+      unit += char.length;
+    }
+    utf16At.push(unit);
+    return {
+      tokens: encoding.getTokens(), ids: encoding.getIds(),
+      offsets: encoding.getOffsets().map(([s, e]: [number, number]) => [utf16At[s]!, utf16At[e]!]),
+    };
+  }
+
+  /** Full probability rows (softmax over the vocabulary) at each mask of `text`. */
+  async probabilities(text: string): Promise<Float64Array[]> {
+    const ids = await this.encode(text);
+    const masks = ids.flatMap((id, i) => (id === this.maskId ? [i] : []));
+    const { dims, data } = await runLogits(this.ort, {
+      input_ids: [ids], attention_mask: [ids.map(() => 1)], token_type_ids: [ids.map(() => 0)], mask_positions: [masks],
+    });
+    const v = dims[2]!;
+    return masks.map((_, r) => softmax(data.subarray(r * v, (r + 1) * v)));
+  }
+
+  /** Tokens a mask may be filled with: not special, not [unusedN], not a ## piece. */
+  eligible(id: number): boolean {
+    const token = this.vocab[id]!;
+    return !['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'].includes(token) && !/^\[unused\d+\]$/.test(token) &&
+      !(token.startsWith('##') && token.length > 2);
+  }
+
+  token(id: number): string {
+    return this.vocab[id]!;
+  }
+
+  /** Reference top-k of one row among ids accepted by `keep`, by probability desc then id asc. */
+  topK(row: Float64Array, k: number, keep: (id: number) => boolean = () => true): ReferenceCandidate[] {
+    const ids = Array.from(row.keys()).filter((id) => this.eligible(id) && keep(id));
+    ids.sort((a, b) => row[b]! - row[a]! || a - b);
+    return ids.slice(0, k).map((id) => ({ id, token: this.vocab[id]!, p: row[id]! }));
+  }
+}
+
+export function softmax(logits: ArrayLike<number>): Float64Array {
+  let max = -Infinity;
+  for (let i = 0; i < logits.length; i++) max = Math.max(max, logits[i]!);
+  const out = new Float64Array(logits.length);
+  let sum = 0;
+  for (let i = 0; i < logits.length; i++) sum += out[i] = Math.exp(logits[i]! - max);
+  for (let i = 0; i < out.length; i++) out[i]! /= sum;
+  return out;
+}
