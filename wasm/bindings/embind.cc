@@ -12,6 +12,7 @@
 // buffer, so nothing leaks on the error path.
 #include <emscripten/bind.h>
 #include <emscripten/emscripten.h>
+#include <emscripten/heap.h>
 #include <emscripten/val.h>
 
 #include <cmath>
@@ -86,7 +87,7 @@ const char* CopyTypedArray(const val& array, const char* type, const char* what,
 // Reads an integer argument passed as a JS number.
 const char* ReadCount(double value, const char* what, double max, size_t* out) {
   if (!(value >= 0 && value <= max) || std::floor(value) != value) {
-    return Fail("%s must be an integer in [0, %.0f], got %g", what, max, value);
+    return Fail("%s must be an integer in [0, %.0f], got %.15g", what, max, value);
   }
   *out = static_cast<size_t>(value);
   return nullptr;
@@ -433,8 +434,11 @@ class CacheHandle {
 
 CacheHandle* NewCache(double max_entries, double max_bytes) {
   size_t entries = 0, bytes = 0;
+  // Half the heap this build can ever have (fixed in the threaded build), so a full
+  // cache cannot starve the tokenizer and decoder.
+  const double max_cache_bytes = static_cast<double>(emscripten_get_heap_max() / 2);
   const char* error = ReadCount(max_entries, "FingerprintCache: maxEntries", 1e9, &entries);
-  if (error == nullptr) error = ReadCount(max_bytes, "FingerprintCache: maxBytes", 4e9, &bytes);
+  if (error == nullptr) error = ReadCount(max_bytes, "FingerprintCache: maxBytes", max_cache_bytes, &bytes);
   if (error != nullptr) Throw(error);
   return new CacheHandle(entries, bytes);
 }

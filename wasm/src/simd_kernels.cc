@@ -42,6 +42,13 @@ double SumExpShiftedScalar(const float* x, size_t n, float shift) {
   return sum;
 }
 
+size_t FindFirstGreaterScalar(const float* x, size_t begin, size_t n, float bound) {
+  for (size_t i = begin; i < n; ++i) {
+    if (x[i] > bound) return i;
+  }
+  return n;
+}
+
 #if defined(TK_SIMD_WASM) || defined(TK_SIMD_SSE2)
 namespace {
 
@@ -58,6 +65,7 @@ inline F4 Sub(F4 a, F4 b) { return wasm_f32x4_sub(a, b); }
 inline F4 Mul(F4 a, F4 b) { return wasm_f32x4_mul(a, b); }
 inline F4 Max(F4 a, F4 b) { return wasm_f32x4_pmax(a, b); }
 inline F4 GreaterEqual(F4 a, F4 b) { return wasm_f32x4_ge(a, b); }
+inline F4 Greater(F4 a, F4 b) { return wasm_f32x4_gt(a, b); }
 inline F4 IsNan(F4 a) { return wasm_f32x4_ne(a, a); }
 inline F4 Or(F4 a, F4 b) { return wasm_v128_or(a, b); }
 inline F4 And(F4 a, F4 b) { return wasm_v128_and(a, b); }
@@ -84,6 +92,7 @@ inline F4 Sub(F4 a, F4 b) { return _mm_sub_ps(a, b); }
 inline F4 Mul(F4 a, F4 b) { return _mm_mul_ps(a, b); }
 inline F4 Max(F4 a, F4 b) { return _mm_max_ps(a, b); }
 inline F4 GreaterEqual(F4 a, F4 b) { return _mm_cmpge_ps(a, b); }
+inline F4 Greater(F4 a, F4 b) { return _mm_cmpgt_ps(a, b); }
 inline F4 IsNan(F4 a) { return _mm_cmpunord_ps(a, a); }
 inline F4 Or(F4 a, F4 b) { return _mm_or_ps(a, b); }
 inline F4 And(F4 a, F4 b) { return _mm_and_ps(a, b); }
@@ -168,6 +177,16 @@ double SumExpShifted(const float* x, size_t n, float shift) {
   return SumD(acc0) + SumD(acc1) + SumExpShiftedScalar(x + i, n - i, shift);
 }
 
+size_t FindFirstGreater(const float* x, size_t begin, size_t n, float bound) {
+  const F4 bound4 = Splat(bound);
+  size_t i = begin;
+  // Skip 8 at a time while nothing exceeds the bound; the scalar scan pinpoints the hit.
+  while (i + 8 <= n && !AnyLane(Or(Greater(Load(x + i), bound4), Greater(Load(x + i + 4), bound4)))) {
+    i += 8;
+  }
+  return FindFirstGreaterScalar(x, i, n, bound);
+}
+
 const char* KernelIsa() { return kIsa; }
 
 #else  // no SIMD: the reference is the implementation
@@ -175,6 +194,9 @@ const char* KernelIsa() { return kIsa; }
 RowScan ScanRow(const float* x, size_t n) { return ScanRowScalar(x, n); }
 double SumExpShifted(const float* x, size_t n, float shift) {
   return SumExpShiftedScalar(x, n, shift);
+}
+size_t FindFirstGreater(const float* x, size_t begin, size_t n, float bound) {
+  return FindFirstGreaterScalar(x, begin, n, bound);
 }
 const char* KernelIsa() { return "scalar"; }
 

@@ -1,5 +1,5 @@
-// Vectorizable row kernels of the top-k decoder: row maximum (with NaN detection)
-// and the softmax denominator sum(exp(x - shift)).
+// Vectorizable row kernels of the top-k decoder: row maximum (with NaN detection),
+// the softmax denominator sum(exp(x - shift)) and the search for entries above a bound.
 //
 // Each kernel has a scalar reference (always compiled, used by tests as the oracle
 // and on targets without SIMD) and a dispatching entry point that uses WebAssembly
@@ -28,6 +28,11 @@ RowScan ScanRowScalar(const float* x, size_t n);
 // double accumulator.
 double SumExpShifted(const float* x, size_t n, float shift);
 double SumExpShiftedScalar(const float* x, size_t n, float shift);
+
+// Smallest i in [begin, n) with x[i] > bound, or n if none. The top-k selection uses
+// it to skip, a vector at a time, the long runs that cannot enter the heap.
+size_t FindFirstGreater(const float* x, size_t begin, size_t n, float bound);
+size_t FindFirstGreaterScalar(const float* x, size_t begin, size_t n, float bound);
 
 // Name of the SIMD path compiled in ("wasm-simd128", "sse2" or "scalar").
 const char* KernelIsa();

@@ -115,6 +115,25 @@ TEST(SimdKernels, FindsNanAndPositiveInfinityAnywhere) {
   }
 }
 
+TEST(SimdKernels, FindFirstGreaterMatchesScalar) {
+  std::mt19937 rng(6);
+  for (int trial = 0; trial < 300; ++trial) {
+    const size_t n = rng() % 70;
+    std::vector<float> row = RandomRow(rng, n, 1.0f);
+    for (float& v : row) {
+      if (rng() % 9 == 0) v = -kInf;
+      if (rng() % 11 == 0) v = kNaN;  // NaN is never greater than anything
+    }
+    const float bound = trial % 4 == 0 ? -kInf : std::normal_distribution<float>(1.5f, 0.5f)(rng);
+    for (size_t begin = 0; begin <= n; ++begin) {
+      ASSERT_EQ(FindFirstGreater(row.data(), begin, n, bound), FindFirstGreaterScalar(row.data(), begin, n, bound))
+          << "trial " << trial << " n=" << n << " begin=" << begin;
+    }
+  }
+  const std::vector<float> equal(20, 2.0f);
+  EXPECT_EQ(FindFirstGreater(equal.data(), 0, equal.size(), 2.0f), equal.size()) << "strictly greater";
+}
+
 }  // namespace
 }  // namespace simd
 }  // namespace tiankong

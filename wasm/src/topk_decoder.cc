@@ -66,9 +66,10 @@ void SelectTopK(const float* row, const uint8_t* eligible, size_t n, size_t k,
   // (which also keeps -inf entries out), then the logit of the heap's worst entry.
   // An entry equal to the floor never enters: ids only grow, so it would rank after.
   float floor = -std::numeric_limits<float>::infinity();
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = simd::FindFirstGreater(row, 0, n, floor); i < n;
+       i = simd::FindFirstGreater(row, i + 1, n, floor)) {
     const float logit = row[i];
-    if (!(logit > floor) || !eligible[i]) continue;
+    if (!eligible[i]) continue;
     const ScoredId entry{logit, static_cast<int32_t>(i)};
     if (out->size() < k) {
       out->push_back(entry);

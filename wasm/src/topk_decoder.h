@@ -31,7 +31,8 @@ struct ScoredId {
 
 // The k best eligible entries of row[0..n), best first: larger logit first, equal
 // logits by smaller id. -inf entries (probability 0) are never selected, so fewer
-// than k may come back. Uses a bounded heap: O(n + m log k) for m heap updates.
+// than k may come back. Uses a bounded heap: O(n + m log k) for m heap updates, and
+// skips entries that cannot beat the heap's worst a SIMD vector at a time.
 // `out` is overwritten (its capacity is reused across rows).
 void SelectTopK(const float* row, const uint8_t* eligible, size_t n, size_t k,
                 std::vector<ScoredId>* out);
