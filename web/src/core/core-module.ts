@@ -54,7 +54,10 @@ export interface CacheStats {
 }
 
 export interface WasmTokenizer {
-  /** Throws an Error whose message names the problem (e.g. invalid UTF-8 cannot happen from JS strings; lone surrogates are replaced with U+FFFD by the caller). */
+  /**
+   * Throws an Error whose message names the problem (e.g. a non-string argument). Lone
+   * surrogates are replaced with U+FFFD (one UTF-16 unit too, so offsets still index `text`).
+   */
   encode(text: string): EncodeResult;
   vocabSize(): number;
   idToToken(id: number): string;
@@ -82,6 +85,10 @@ export interface WasmFingerprintCache {
 export interface CoreModule {
   Tokenizer: new (vocabBytes: Uint8Array, options: TokenizerOptions) => WasmTokenizer;
   Decoder: new (tokenizer: WasmTokenizer, options: DecodeOptions) => WasmDecoder;
+  /**
+   * maxBytes bounds keys + values + a fixed per-entry overhead; it may be at most half the
+   * build's wasm heap limit (32 MiB in the threaded build, whose heap is a fixed 64 MiB).
+   */
   FingerprintCache: new (maxEntries: number, maxBytes: number) => WasmFingerprintCache;
   /** Which build was loaded. */
   buildInfo(): { threads: boolean; simd: boolean; version: string };
