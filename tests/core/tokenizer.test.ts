@@ -96,7 +96,7 @@ describe.skipIf(missing !== null).each(VARIANTS)('tokenizer through wasm [%s bui
       small.delete();
     }
     expect(() => new core.module.Tokenizer(new TextEncoder().encode('a\nb\n'), BERT_BASE_CHINESE)).toThrow(/Tokenizer: invalid vocab: .*\[PAD\]/);
-    expect(() => new core.module.Tokenizer('vocab' as never, BERT_BASE_CHINESE)).toThrow(/vocabBytes must be an Uint8Array/);
+    expect(() => new core.module.Tokenizer('vocab' as never, BERT_BASE_CHINESE)).toThrow(/vocabBytes must be a Uint8Array/);
     expect(() => new core.module.Tokenizer(readVocab(), { ...BERT_BASE_CHINESE, maxLength: 1 })).toThrow(/TokenizerOptions.maxLength must be an integer in \[2,/);
     expect(() => new core.module.Tokenizer(readVocab(), { ...BERT_BASE_CHINESE, lowercase: 1 as never })).toThrow(/TokenizerOptions.lowercase must be a boolean/);
     expect(() => tokenizer.encode(42 as never)).toThrow(/Tokenizer.encode: text must be a string/);

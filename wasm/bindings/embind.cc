@@ -76,8 +76,8 @@ template <typename T>
 const char* CopyTypedArray(const val& array, const char* type, const char* what,
                            std::vector<T>* out) {
   if (!array.instanceof(val::global(type))) {
-    return Fail("%s must be %s %s, got %s", what, type[0] == 'I' || type[0] == 'U' ? "an" : "a", type,
-                array.typeOf().as<std::string>().c_str());
+    return Fail("%s must be %s %s, got %s", what, type[0] == 'I' ? "an" : "a",
+                type, array.typeOf().as<std::string>().c_str());
   }
   out->resize(array["length"].as<size_t>());
   val(typed_memory_view(out->size(), out->data())).call<void>("set", array);
@@ -99,7 +99,8 @@ const char* ReadCount(double value, const char* what, double max, size_t* out) {
 class OptionsReader {
  public:
   OptionsReader(const val& object, const char* type_name) : object_(object), type_(type_name) {
-    if (!object.isUndefined() && !object.isNull() && object.typeOf().as<std::string>() != "object") {
+    if (!object.isUndefined() && !object.isNull() &&
+        object.typeOf().as<std::string>() != "object") {
       error_ = Fail("%s must be an object", type_);
     }
   }
@@ -173,7 +174,8 @@ class OptionsReader {
 
 class TokenizerHandle {
  public:
-  explicit TokenizerHandle(std::unique_ptr<Tokenizer> tokenizer) : tokenizer_(std::move(tokenizer)) {}
+  explicit TokenizerHandle(std::unique_ptr<Tokenizer> tokenizer)
+      : tokenizer_(std::move(tokenizer)) {}
 
   const Tokenizer& tokenizer() const { return *tokenizer_; }
 
@@ -237,7 +239,8 @@ class TokenizerHandle {
 const char* TryNewTokenizer(const val& vocab_bytes, const val& options,
                             std::unique_ptr<Tokenizer>* out) {
   std::vector<char> bytes;
-  if (const char* error = CopyTypedArray(vocab_bytes, "Uint8Array", "Tokenizer: vocabBytes", &bytes)) {
+  if (const char* error =
+          CopyTypedArray(vocab_bytes, "Uint8Array", "Tokenizer: vocabBytes", &bytes)) {
     return error;
   }
   TokenizerOptions parsed;
@@ -274,9 +277,10 @@ const char* DescribeNonFinite(const std::vector<float>& logits, size_t n_rows, s
     bool any_finite = false;
     for (size_t c = 0; c < vocab; ++c) {
       if (std::isnan(row[c]) || row[c] == INFINITY) {
-        return Fail("Decoder.decode: logits[row %zu, column %zu] is %s; logits must be finite "
-                    "(-Infinity is allowed and means probability 0)",
-                    r, c, std::isnan(row[c]) ? "NaN" : "+Infinity");
+        return Fail(
+            "Decoder.decode: logits[row %zu, column %zu] is %s; logits must be finite "
+            "(-Infinity is allowed and means probability 0)",
+            r, c, std::isnan(row[c]) ? "NaN" : "+Infinity");
       }
       any_finite = any_finite || row[c] != -INFINITY;
     }
@@ -304,19 +308,22 @@ class DecoderHandle {
     if (const char* error = ReadCount(n_rows_arg, "Decoder.decode: nRows", 1 << 16, &n_rows)) {
       return error;
     }
-    if (const char* error = ReadCount(vocab_size_arg, "Decoder.decode: vocabSize", 1 << 24, &vocab)) {
+    if (const char* error =
+            ReadCount(vocab_size_arg, "Decoder.decode: vocabSize", 1 << 24, &vocab)) {
       return error;
     }
     if (vocab != static_cast<size_t>(vocab_size_)) {
       return Fail("Decoder.decode: vocabSize is %zu but the tokenizer's vocabulary has %d tokens",
                   vocab, vocab_size_);
     }
-    if (const char* error = CopyTypedArray(logits, "Float32Array", "Decoder.decode: logits", &logits_)) {
+    if (const char* error =
+            CopyTypedArray(logits, "Float32Array", "Decoder.decode: logits", &logits_)) {
       return error;
     }
     if (logits_.size() != n_rows * vocab) {
-      return Fail("Decoder.decode: logits has %zu values, expected nRows x vocabSize = %zu x %zu = %zu",
-                  logits_.size(), n_rows, vocab, n_rows * vocab);
+      return Fail(
+          "Decoder.decode: logits has %zu values, expected nRows x vocabSize = %zu x %zu = %zu",
+          logits_.size(), n_rows, vocab, n_rows * vocab);
     }
     switch (decoder_.Decode(logits_.data(), n_rows, vocab, &rows_)) {
       case DecodeStatus::kOk:
@@ -336,7 +343,8 @@ class DecoderHandle {
       }
       val row = val::object();
       row.set("ids", NewTypedArray("Int32Array", ids_.data(), ids_.size()));
-      row.set("probabilities", NewTypedArray("Float32Array", probabilities_.data(), probabilities_.size()));
+      row.set("probabilities",
+              NewTypedArray("Float32Array", probabilities_.data(), probabilities_.size()));
       row.set("other", rows_[r].other);
       result->set(r, row);
     }
@@ -393,7 +401,8 @@ class CacheHandle {
 
   void Put(val ids, val mask_positions, val fingerprint, val value) {
     const char* error = TryMakeKey("FingerprintCache.put", ids, mask_positions, fingerprint);
-    if (error == nullptr && !value.isString()) error = "FingerprintCache.put: value must be a string";
+    if (error == nullptr && !value.isString())
+      error = "FingerprintCache.put: value must be a string";
     if (error != nullptr) Throw(error, ids, mask_positions, fingerprint, value);
     cache_.Put(key_, value.as<std::string>());
   }
@@ -418,8 +427,10 @@ class CacheHandle {
                          const val& fingerprint) {
     const std::string ids_what = std::string(where) + ": ids";
     const std::string masks_what = std::string(where) + ": maskPositions";
-    if (const char* error = CopyTypedArray(ids, "Int32Array", ids_what.c_str(), &ids_)) return error;
-    if (const char* error = CopyTypedArray(mask_positions, "Int32Array", masks_what.c_str(), &masks_)) {
+    if (const char* error = CopyTypedArray(ids, "Int32Array", ids_what.c_str(), &ids_))
+      return error;
+    if (const char* error =
+            CopyTypedArray(mask_positions, "Int32Array", masks_what.c_str(), &masks_)) {
       return error;
     }
     if (!fingerprint.isString()) return Fail("%s: optionsFingerprint must be a string", where);
@@ -438,7 +449,8 @@ CacheHandle* NewCache(double max_entries, double max_bytes) {
   // cache cannot starve the tokenizer and decoder.
   const double max_cache_bytes = static_cast<double>(emscripten_get_heap_max() / 2);
   const char* error = ReadCount(max_entries, "FingerprintCache: maxEntries", 1e9, &entries);
-  if (error == nullptr) error = ReadCount(max_bytes, "FingerprintCache: maxBytes", max_cache_bytes, &bytes);
+  if (error == nullptr)
+    error = ReadCount(max_bytes, "FingerprintCache: maxBytes", max_cache_bytes, &bytes);
   if (error != nullptr) Throw(error);
   return new CacheHandle(entries, bytes);
 }

@@ -181,7 +181,8 @@ size_t FindFirstGreater(const float* x, size_t begin, size_t n, float bound) {
   const F4 bound4 = Splat(bound);
   size_t i = begin;
   // Skip 8 at a time while nothing exceeds the bound; the scalar scan pinpoints the hit.
-  while (i + 8 <= n && !AnyLane(Or(Greater(Load(x + i), bound4), Greater(Load(x + i + 4), bound4)))) {
+  while (i + 8 <= n &&
+         !AnyLane(Or(Greater(Load(x + i), bound4), Greater(Load(x + i + 4), bound4)))) {
     i += 8;
   }
   return FindFirstGreaterScalar(x, i, n, bound);

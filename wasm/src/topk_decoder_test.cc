@@ -16,7 +16,8 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // A vocab shaped like BERT's: specials and [unusedN] first, then words, then ## pieces.
 std::string TestVocab(int words) {
-  std::string vocab = "[PAD]\n[unused1]\n[unused22]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n<S>\n[unused]\n##\n";
+  std::string vocab =
+      "[PAD]\n[unused1]\n[unused22]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n<S>\n[unused]\n##\n";
   for (int i = 0; i < words; ++i) vocab += "w" + std::to_string(i) + "\n";
   for (int i = 0; i < words / 4; ++i) vocab += "##p" + std::to_string(i) + "\n";
   vocab.pop_back();  // no trailing newline: a trailing '\n' would not add an entry anyway
