@@ -2,7 +2,8 @@
 PyTorch, on masked sentences of the corpus, in onnxruntime-node and onnxruntime-web.
 
 Checks (each can fail the run): fp32 ONNX vs PyTorch max |Δlogit|; INT8 vs fp32 top-1
-agreement and top-1-in-fp32-top-5 in both runtimes. Prints a table and writes JSON."""
+agreement (onnxruntime-web; onnxruntime-node too for --reduce-range exports) and
+top-1-in-fp32-top-5 in both runtimes. Prints a table and writes JSON."""
 from __future__ import annotations
 
 import argparse
@@ -106,9 +107,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"validate-model: {err}", file=sys.stderr)
         return 1
     checks = []
+    # x86 onnxruntime-node saturates uint8×int8 products of full-range (±127) weights, so its
+    # top-1 agreement is reported but only checked for --reduce-range exports; the wasm
+    # runtime, which the app uses, is always checked.
+    native_checked = manifest["quantization"].get("weight_range", 0) != 127
     for runtime, metrics in report["vs_reference"].items():
-        checks.append({"name": f"{runtime} top-1 agreement", "value": metrics["top1_agreement"],
-                       "op": ">=", "limit": args.min_top1})
+        if runtime == "onnxruntime-web" or native_checked:
+            checks.append({"name": f"{runtime} top-1 agreement", "value": metrics["top1_agreement"],
+                           "op": ">=", "limit": args.min_top1})
         checks.append({"name": f"{runtime} top-1 in fp32 top-5", "value": metrics["top1_in_reference_top5"],
                        "op": ">=", "limit": args.min_top1_in_top5})
     if report["pytorch_max_abs_diff"] is not None:

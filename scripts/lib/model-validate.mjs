@@ -122,6 +122,7 @@ async function main() {
     if (!reference.index.has(t)) throw new Error(`token ${JSON.stringify(t)} of ${args.model} is not in the reference vocab`);
     return reference.index.get(t);
   });
+  const keptReferenceIds = new Set(toReference);
   const tokenizer = referenceTokenizer(tested.vocab, { lowercase: tested.manifest.tokenizer.lowercase });
   const random = prng(Number(args.seed));
   const sentences = pickSentences(args.corpus, Number(args.sentences), random);
@@ -152,7 +153,7 @@ async function main() {
     const refIds = masked.map((id) => toReference[id]);
     const refRows = await maskedLogits(refHandle, reference.manifest, refIds, positions);
     const refInTested = refRows.map((row) => Float32Array.from(toReference, (r) => row[r]));
-    refRows.forEach((row, k) => { if (!toReference.includes(argmax(row))) referenceTop1Pruned += 1; void k; });
+    referenceTop1Pruned += refRows.filter((row) => !keptReferenceIds.has(argmax(row))).length;
     if (dump.length < Number(args['dump-count'])) {
       dump.push({ sentence, input_ids: refIds, mask_positions: positions,
         logits: refRows.map((row) => Buffer.from(new Float32Array(row).buffer).toString('base64')) });
