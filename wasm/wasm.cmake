@@ -12,6 +12,8 @@ set(TK_WASM_LINK_FLAGS
   -O3 -msimd128 -lembind
   -sMODULARIZE=1 -sEXPORT_ES6=1 -sENVIRONMENT=web,worker,node
   -sFILESYSTEM=0
+  # No eval/new Function in the Embind glue, so pages can use a strict CSP without 'unsafe-eval'.
+  -sDYNAMIC_EXECUTION=0
   --extern-pre-js ${CMAKE_CURRENT_SOURCE_DIR}/bindings/extern-pre.js)
 
 if(TK_WASM_THREADS)

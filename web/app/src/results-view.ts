@@ -1,0 +1,86 @@
+/**
+ * Rendering a fill result: one card per mask with its candidates (probability bars with
+ * values, the rest grouped as 其他), and the filled-in sentence. DOM APIs and textContent
+ * only: tokens come from the model and are never parsed as HTML.
+ */
+import type { Filled } from './fill-state.js';
+import { formatPercent } from './format.js';
+import type { FillResult } from './runtime.js';
+
+const CONTEXT_CHARS = 6;
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function bar(probability: number): HTMLElement {
+  const track = el('span', 'candidate-bar');
+  const fill = el('span', 'candidate-bar-fill');
+  fill.style.width = `${Math.max(probability * 100, 1)}%`;
+  fill.style.display = 'block';
+  track.append(fill);
+  return track;
+}
+
+/** "…疑是地▢霜。" — the words around mask `index`, the mask itself as a box. */
+function maskContext(result: FillResult, index: number): string {
+  const mask = result.masks[index]!;
+  const before = [...result.text.slice(0, mask.start)].slice(-CONTEXT_CHARS).join('');
+  const after = [...result.text.slice(mask.end)].slice(0, CONTEXT_CHARS).join('');
+  const clip = (s: string, full: string) => (s.length < full.length ? '…' : '');
+  return `${clip(before, result.text.slice(0, mask.start))}${before}▢${after}${clip(after, result.text.slice(mask.end))}`;
+}
+
+/**
+ * Renders one card per mask into `container`. `choice[i]` is the candidate picked for mask i;
+ * `onChoose(mask, candidate)` is called when the user picks another.
+ */
+export function renderMaskResults(container: HTMLElement, result: FillResult, choice: readonly number[],
+  onChoose: (maskIndex: number, candidateIndex: number) => void): void {
+  const cards = result.masks.map((mask, maskIndex) => {
+    const card = el('section', 'card mask-card');
+    card.dataset.testid = 'mask-result';
+    const titleId = `mask-title-${maskIndex}`;
+    card.setAttribute('aria-labelledby', titleId);
+    const title = el('h3', 'mask-title');
+    title.id = titleId;
+    title.append(el('span', '', result.masks.length > 1 ? `第 ${maskIndex + 1} 处` : '候选'), el('span', 'mask-context', maskContext(result, maskIndex)));
+
+    const list = el('ul', 'candidates');
+    mask.candidates.forEach((candidate, candidateIndex) => {
+      const button = el('button', 'candidate');
+      button.type = 'button';
+      button.dataset.testid = 'candidate';
+      button.dataset.token = candidate.token;
+      button.setAttribute('aria-pressed', String(choice[maskIndex] === candidateIndex));
+      button.setAttribute('aria-label', `${candidate.token}，概率 ${formatPercent(candidate.score)}，点击填入`);
+      button.append(el('span', 'candidate-token', candidate.token), bar(candidate.score), el('span', 'candidate-score', formatPercent(candidate.score)));
+      button.addEventListener('click', () => onChoose(maskIndex, candidateIndex));
+      const item = el('li', '');
+      item.append(button);
+      list.append(item);
+    });
+    if (mask.candidates.length === 0) list.append(el('li', 'other', '没有符合条件的候选（可在“选项”里放宽）'));
+    if (mask.other > 0.0005) {
+      const other = el('li', 'other');
+      other.setAttribute('aria-label', `其他候选合计 ${formatPercent(mask.other)}`);
+      other.append(el('span', 'other-label', '其他'), bar(mask.other), el('span', 'other-score', formatPercent(mask.other)));
+      list.append(other);
+    }
+    card.append(title, list);
+    return card;
+  });
+  container.replaceChildren(...cards);
+}
+
+/** Renders the filled sentence, the filled tokens highlighted. */
+export function renderFilled(target: HTMLElement, filled: Filled): void {
+  target.replaceChildren(...filled.parts.map((part) => {
+    if (part.maskIndex === undefined) return document.createTextNode(part.text);
+    const mark = el('mark', 'filled-token', part.text);
+    return mark;
+  }));
+}

@@ -1,0 +1,168 @@
+/**
+ * Vite plugin that turns the page into the installable, offline app:
+ * - copies the runtime package (repo dist/) verbatim to `tiankong/` and the model directory to
+ *   `models/default/`, so Vite never rewrites the Emscripten/ONNX Runtime worker and wasm URLs;
+ * - emits the icons (drawn in build/icons.mjs), the web app manifest and the idiom dictionary;
+ * - writes the CSP into index.html;
+ * - builds the service worker (src/sw/sw.ts) with the precache list of everything above and a
+ *   version derived from the content of every precached file.
+ */
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'vite';
+import { ICONS, renderIcon } from './icons.mjs';
+import { vendorBareImports } from './vendor-imports.mjs';
+import { buildIdiomJson, DEFAULT_IDIOMS_CSV } from './idioms.mjs';
+import { CONTENT_SECURITY_POLICY_META, ISOLATION_HEADERS } from './security-headers.mjs';
+
+const APP_DIR = fileURLToPath(new URL('..', import.meta.url));
+const REPO = path.resolve(APP_DIR, '../..');
+
+export const RUNTIME_DIR = 'tiankong';
+export const MODEL_DIR = 'models/default';
+
+/** Files of the runtime package the browser never loads. */
+const RUNTIME_SKIP = /\.(map|d\.ts)$/;
+/** The package's Node entry and Node-only modules: copied as they are, never loaded by the page. */
+const NODE_ONLY = /^(index|cli|node-[^/]*)\.js$/;
+/** Output files that are not precached: the worker itself and the package's Node-only files. */
+const isPrecached = (url) => url !== 'sw.js' && !(url.startsWith(`${RUNTIME_DIR}/`) && NODE_ONLY.test(url.slice(RUNTIME_DIR.length + 1)));
+
+function fail(message) {
+  throw new Error(`tiankong app build: ${message}`);
+}
+
+/** Checks the inputs early so a missing model or runtime stops the build with a clear message. */
+function resolveInputs(options) {
+  const runtimeDir = path.resolve(options.runtimeDir ?? process.env.TIANKONG_RUNTIME_DIR ?? path.join(REPO, 'dist'));
+  const modelDir = path.resolve(options.modelDir ?? process.env.TIANKONG_MODEL_DIR ?? path.join(REPO, 'model/default'));
+  const entry = ['browser.js', 'index.js'].find((f) => existsSync(path.join(runtimeDir, f)));
+  if (!entry) fail(`${runtimeDir} has no browser.js or index.js: build the runtime first (npx tsc -p web/tsconfig.json, or bash scripts/build)`);
+  if (!existsSync(path.join(modelDir, 'model.json'))) {
+    fail(`${modelDir} has no model.json. Train and export the default model (scripts/train-default-model), ` +
+      'or set TIANKONG_MODEL_DIR to an exported model directory (scripts/make-test-model OUT makes a tiny one in OUT/mask-only)');
+  }
+  const manifest = JSON.parse(readFileSync(path.join(modelDir, 'model.json'), 'utf8'));
+  for (const file of Object.keys(manifest.files ?? {})) {
+    if (!existsSync(path.join(modelDir, file))) fail(`${modelDir}/model.json lists ${file}, which is missing`);
+  }
+  return { runtimeDir, modelDir, entry, manifest };
+}
+
+function listFiles(dir, base = dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
+    const full = path.join(dir, d.name);
+    return d.isDirectory() ? listFiles(full, base) : [path.relative(base, full).split(path.sep).join('/')];
+  });
+}
+
+function sha256(bytes) {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/**
+ * The precache list of the finished output directory: app files get a content revision,
+ * the model's big files are listed with the sha256 of model.json (the runtime keeps them in
+ * its own content-addressed cache). The version hashes every URL and revision.
+ */
+export function precacheManifest(outDir, modelManifest) {
+  const modelFiles = new Set(Object.keys(modelManifest.files).map((f) => `${MODEL_DIR}/${f}`));
+  const app = [];
+  const model = [];
+  for (const url of listFiles(outDir).sort()) {
+    if (!isPrecached(url)) continue;
+    const bytes = readFileSync(path.join(outDir, url));
+    if (modelFiles.has(url)) {
+      const { sha256: digest, bytes: size } = modelManifest.files[url.slice(MODEL_DIR.length + 1)];
+      if (size !== bytes.length) fail(`${url} has ${bytes.length} bytes, model.json says ${size}`);
+      model.push({ url, sha256: digest, bytes: size });
+    } else {
+      app.push({ url, revision: sha256(bytes).slice(0, 16), bytes: bytes.length });
+    }
+  }
+  const version = sha256([...app.map((e) => `${e.url} ${e.revision}`), ...model.map((e) => `${e.url} ${e.sha256}`)].join('\n')).slice(0, 12);
+  return { version, app, model };
+}
+
+function webManifest() {
+  return {
+    name: '填空 · 中文 AI 填字',
+    short_name: '填空',
+    description: '在浏览器里用 BERT 预测句子中 [MASK] 处的字，离线可用。',
+    lang: 'zh-CN',
+    start_url: './',
+    scope: './',
+    display: 'standalone',
+    background_color: '#f6f7fb',
+    theme_color: '#4f46e5',
+    icons: [
+      { src: 'icons/icon-192.png', sizes: '192x192', type: 'image/png', purpose: 'any' },
+      { src: 'icons/icon-512.png', sizes: '512x512', type: 'image/png', purpose: 'any' },
+      { src: 'icons/icon-maskable-512.png', sizes: '512x512', type: 'image/png', purpose: 'maskable' },
+    ],
+  };
+}
+
+/** The plugin. Options: { modelDir, runtimeDir, idiomsCsv } (defaults: env vars, then the repo's). */
+export function tiankongApp(options = {}) {
+  let inputs;
+  let outDir;
+  return {
+    name: 'tiankong-app',
+    apply: 'build',
+    config() {
+      inputs = resolveInputs(options);
+      return { define: { __TIANKONG_RUNTIME_ENTRY__: JSON.stringify(`${RUNTIME_DIR}/${inputs.entry}`) } };
+    },
+    configResolved(config) {
+      outDir = path.resolve(config.root, config.build.outDir);
+    },
+    transformIndexHtml(html) {
+      return html.replace('__TIANKONG_CSP__', CONTENT_SECURITY_POLICY_META);
+    },
+    generateBundle() {
+      for (const [name, { size, maskable }] of Object.entries(ICONS)) {
+        this.emitFile({ type: 'asset', fileName: `icons/${name}`, source: renderIcon(size, { maskable }) });
+      }
+      this.emitFile({ type: 'asset', fileName: 'manifest.webmanifest', source: JSON.stringify(webManifest(), null, 2) });
+      const idioms = buildIdiomJson(options.idiomsCsv ?? process.env.TIANKONG_IDIOMS_CSV ?? DEFAULT_IDIOMS_CSV, {
+        warn: (message) => this.warn(message),
+      });
+      if (idioms) this.emitFile({ type: 'asset', fileName: 'idioms.json', source: idioms });
+    },
+    async closeBundle() {
+      const { runtimeDir, modelDir, manifest } = inputs;
+      const runtimeOut = path.join(outDir, RUNTIME_DIR);
+      cpSync(runtimeDir, runtimeOut, { recursive: true, filter: (src) => !RUNTIME_SKIP.test(src) });
+      // The package's own modules sit at its top level (core/ and ort/ hold Emscripten output).
+      const browserModules = readdirSync(runtimeOut).filter((f) => /\.m?js$/.test(f) && !NODE_ONLY.test(f));
+      vendorBareImports(runtimeOut, browserModules.map((f) => path.join(runtimeOut, f)), REPO);
+      for (const file of ['model.json', ...Object.keys(manifest.files)]) {
+        cpSync(path.join(modelDir, file), path.join(outDir, MODEL_DIR, file));
+      }
+      const precache = precacheManifest(outDir, manifest);
+      await build({
+        configFile: false,
+        logLevel: 'warn',
+        root: APP_DIR,
+        define: {
+          __PRECACHE__: JSON.stringify(precache),
+          __ISOLATION_HEADERS__: JSON.stringify(ISOLATION_HEADERS),
+        },
+        build: {
+          outDir,
+          emptyOutDir: false,
+          target: 'es2022',
+          minify: true,
+          lib: { entry: path.join(APP_DIR, 'src/sw/sw.ts'), formats: ['iife'], name: 'tiankongServiceWorker', fileName: () => 'sw.js' },
+        },
+      });
+      const appBytes = precache.app.reduce((s, e) => s + e.bytes, 0);
+      const modelBytes = precache.model.reduce((s, e) => s + e.bytes, 0);
+      console.log(`tiankong app: version ${precache.version}; precache ${precache.app.length} app files ` +
+        `(${(appBytes / 1e6).toFixed(1)} MB) + model "${manifest.name}" (${(modelBytes / 1e6).toFixed(1)} MB from ${modelDir})`);
+    },
+  };
+}
