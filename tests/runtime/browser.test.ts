@@ -1,0 +1,178 @@
+// The browser entry in headless Chromium (playwright-core): the built dist/browser.js starts
+// dist/worker.js, which loads the core and onnxruntime-web's wasm from dist/ (dist/ort/). The
+// page runs what an app does: load with progress, fill, supersede a request, hit every
+// main-thread error path, dispose, load again (from Cache Storage), and a tampered model.
+// The server plays the bundler's one role here: it maps the bare specifier 'onnxruntime-web/wasm'
+// in worker.js to ORT's own ESM build (ort.wasm.min.mjs), as Vite or an import map would.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { extname, join, normalize } from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { FillMaskModel } from '../../web/src/index.js';
+import { api, distDir, missingPrerequisite, repoRoot, testModelDir } from './fixtures.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const missing = missingPrerequisite() ?? (existsSync(CHROMIUM) ? null : `${CHROMIUM} not found: browser tests skipped`);
+if (missing) console.warn(missing);
+
+const TEXT = '春眠不觉晓，处处闻[MASK]鸟。';
+const MIME: Record<string, string> = {
+  '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm',
+  '.json': 'application/json', '.txt': 'text/plain; charset=utf-8', '.onnx': 'application/octet-stream',
+};
+
+const PAGE = `<!doctype html><meta charset="utf-8"><script type="module">
+  const out = {};
+  try {
+    const { createFillMask, TiankongError } = await import('./dist/browser.js');
+    const code = (promise) => promise.then(() => 'resolved', (e) => (e instanceof TiankongError ? e.code : 'not a TiankongError: ' + e));
+    out.firstLoad = [];
+    const tk = await createFillMask({ model: './model/', onProgress: (p) => out.firstLoad.push(p) });
+    out.fill = await tk.fill(${JSON.stringify(TEXT)}, { topK: 3 });
+    const controller = new AbortController();
+    const kept = tk.fill('秋[MASK]', { topK: 4 });
+    const superseded = code(tk.fill('冬[MASK]', { topK: 4, signal: controller.signal }));
+    controller.abort();
+    out.superseded = await superseded;
+    out.kept = (await kept).masks[0].candidates.length;
+    out.batch = (await tk.fillBatch(['[MASK]天', '秋[MASK]'], { topK: 1 })).map((r) => r.text);
+    out.codes = {
+      noMask: await code(tk.fill('春天')), empty: await code(tk.fill('')), badOption: await code(tk.fill('[MASK]', { topK: 0 })),
+      batchIndex: await tk.fillBatch(['[MASK]', 'x']).catch((e) => e.index),
+    };
+    out.stats = tk.stats();
+    await tk.dispose();
+    out.codes.disposed = await code(tk.fill('[MASK]'));
+    out.secondLoad = [];
+    const again = await createFillMask({ model: './model/', onProgress: (p) => out.secondLoad.push(p) });
+    out.again = (await again.fill(${JSON.stringify(TEXT)}, { topK: 3 })).masks;
+    await again.dispose();
+    out.codes.integrity = await code(createFillMask({ model: './tampered/' }));
+    out.codes.html = await code(createFillMask({ model: './spa/' }));
+    out.codes.network = await code(createFillMask({ model: './missing/' }));
+    out.codes.noModel = await code(createFillMask({}));
+    out.cacheKeys = (await (await caches.open('tiankong-models-v1')).keys()).map((r) => new URL(r.url).pathname + new URL(r.url).search);
+  } catch (error) {
+    out.error = String(error && error.stack || error);
+  }
+  window.__result = out;
+</script>`;
+
+describe.skipIf(missing !== null)('browser entry (Worker) in headless Chromium', () => {
+  let server: Server;
+  let context: BrowserContext;
+  let userDataDir: string;
+  let origin: string;
+  let modelDir: string;
+  let node: FillMaskModel;
+
+  function startServer(): Promise<Server> {
+    const ortDir = join(repoRoot, 'node_modules', 'onnxruntime-web', 'dist');
+    const modelBytes = readFileSync(join(modelDir, 'model.onnx'));
+    const tampered = Buffer.from(modelBytes);
+    tampered[tampered.length - 1] ^= 1;
+    const server = createServer((request, response) => {
+      const url = new URL(request.url ?? '/', 'http://localhost');
+      const [, mode, area, ...rest] = url.pathname.split('/');
+      const path = rest.join('/');
+      if (mode === 'iso') {
+        response.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+        response.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
+      }
+      const send = (body: Buffer | string, type = MIME[extname(url.pathname)] ?? 'application/octet-stream') =>
+        response.writeHead(200, { 'Content-Type': type }).end(body);
+      if (area === 'test.html') return send(PAGE);
+      if (area === 'spa') return send('<!doctype html><title>app</title>', 'text/html');
+      if (area === 'ort-js' && path === 'ort.wasm.min.mjs') return send(readFileSync(join(ortDir, path)));
+      if ((area === 'model' || area === 'tampered') && ['model.json', 'vocab.txt', 'model.onnx'].includes(path)) {
+        return send(area === 'tampered' && path === 'model.onnx' ? tampered : readFileSync(join(modelDir, path)));
+      }
+      if (area === 'dist') {
+        const file = normalize(join(distDir, path));
+        if (!file.startsWith(distDir) || !existsSync(file)) return void response.writeHead(404).end();
+        let body: Buffer | string = readFileSync(file);
+        if (path === 'worker.js') body = body.toString('utf8').replace(`from 'onnxruntime-web/wasm'`, `from '../ort-js/ort.wasm.min.mjs'`);
+        return send(body);
+      }
+      response.writeHead(404).end();
+    });
+    return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+  }
+
+  beforeAll(async () => {
+    modelDir = testModelDir();
+    server = await startServer();
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    userDataDir = mkdtempSync(join(tmpdir(), 'tiankong-chromium-'));
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync'],
+    });
+    node = await (await api()).createFillMask({ model: modelDir, backend: 'wasm' });
+  });
+  afterAll(async () => {
+    await node?.dispose();
+    await context?.close();
+    server?.close();
+    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  });
+
+  async function run(mode: 'iso' | 'plain') {
+    const page = await context.newPage();
+    const logs: string[] = [];
+    page.on('console', (m) => logs.push(m.text()));
+    try {
+      await page.goto(`${origin}/${mode}/test.html`);
+      await page.waitForFunction(() => (window as { __result?: unknown }).__result !== undefined, null, { timeout: 120_000 });
+      const result = await page.evaluate(() => (window as unknown as { __result: Record<string, any> }).__result);
+      expect(result.error, logs.join('\n')).toBeUndefined();
+      return result;
+    } finally {
+      await page.close();
+    }
+  }
+
+  async function expectWorks(result: Record<string, any>) {
+    // Same wasm (onnxruntime-web) as the Node wasm backend: same candidates.
+    const expected = await node.fill(TEXT, { topK: 3 });
+    expect(result.fill.masks.map((m: any) => m.candidates.map((c: any) => c.token)))
+      .toEqual(expected.masks.map((m) => m.candidates.map((c) => c.token)));
+    result.fill.masks[0].candidates.forEach((c: any, i: number) => expect(c.score).toBeCloseTo(expected.masks[0]!.candidates[i]!.score, 5));
+    expect(result.again).toEqual(result.fill.masks);
+    expect(result.superseded).toBe('ABORTED');
+    expect(result.kept).toBe(4);
+    expect(result.batch).toEqual(['[MASK]天', '秋[MASK]']);
+    expect(result.codes).toEqual({ noMask: 'NO_MASK', empty: 'EMPTY_INPUT', badOption: 'BAD_OPTION', batchIndex: 1,
+      disposed: 'DISPOSED', integrity: 'INTEGRITY', html: 'BAD_MODEL', network: 'NETWORK', noModel: 'BAD_OPTION' });
+    const onnx = result.firstLoad.filter((p: any) => p.file === 'model.onnx');
+    expect(onnx.at(-1)).toMatchObject({ source: 'network', loaded: readFileSync(join(modelDir, 'model.onnx')).length });
+    // Second load reads the model from Cache Storage; the tampered model.onnx left no entry
+    // (its intact vocab.txt was verified and stored).
+    expect(result.secondLoad.filter((p: any) => p.file !== 'model.json').map((p: any) => p.source)).toEqual(['cache', 'cache']);
+    const manifest = JSON.parse(readFileSync(join(modelDir, 'model.json'), 'utf8'));
+    const keys = result.cacheKeys.filter((k: string) => k.startsWith(`/${result.mode}/`)).sort();
+    expect(keys).toEqual([
+      `/${result.mode}/model/model.onnx?tiankong-sha256=${manifest.files['model.onnx'].sha256}`,
+      `/${result.mode}/model/vocab.txt?tiankong-sha256=${manifest.files['vocab.txt'].sha256}`,
+      `/${result.mode}/tampered/vocab.txt?tiankong-sha256=${manifest.files['vocab.txt'].sha256}`,
+    ]);
+  }
+
+  test('cross-origin isolated page: threads', async () => {
+    const result = { ...(await run('iso')), mode: 'iso' };
+    await expectWorks(result);
+    expect(result.stats).toMatchObject({ backend: 'wasm', simd: true, core: { build: 'single' } });
+    expect(result.stats.threads).toBeGreaterThan(1);
+  });
+
+  test('page without COOP/COEP: one thread, and stats says why', async () => {
+    const result = { ...(await run('plain')), mode: 'plain' };
+    await expectWorks(result);
+    expect(result.stats).toMatchObject({ threads: 1, threadsReason: expect.stringMatching(/not cross-origin isolated.*Cross-Origin-Embedder-Policy/) });
+  });
+});
