@@ -161,7 +161,9 @@ export interface FillMaskStats {
 /** A loaded model, ready to fill masks. Create it with `createFillMask`. */
 export interface FillMaskModel {
   /**
-   * Fills every [MASK] of `text` in one model run.
+   * Fills every [MASK] of `text` in one model run. Nothing is ever truncated: a text longer
+   * than the model's `max_length` rejects with TOO_LONG (giving its token count and the limit).
+   * Equal token ids with equal options are answered from the cache (`cached: true`).
    * @example
    * ```ts
    * const result = await tk.fill('春眠不觉晓，处处闻啼[MASK]。', { topK: 3 });
@@ -170,8 +172,10 @@ export interface FillMaskModel {
    */
   fill(text: string, options?: FillOptions): Promise<FillResult>;
   /**
-   * Fills several texts (each in its own model run, in order; see README for why they are not
-   * padded into one batch). Rejects on the first bad text with `error.index` set.
+   * Fills several texts, each in its own model run, in order. They are deliberately not padded
+   * into one batch: the INT8 model quantizes activations per tensor (DynamicQuantizeLinear), so
+   * in a padded batch a text's scores would depend on its neighbours. Every text is checked
+   * before anything runs; a bad one rejects the call with `error.index` set.
    * @example
    * ```ts
    * const [a, b] = await tk.fillBatch(['[MASK]天', '秋[MASK]'], { topK: 1 });
