@@ -5,7 +5,7 @@
  * top-k decode (C++ core) → cache put. One InferenceSession per model, runs serialized.
  */
 import type { CoreModule, DecodedRow, WasmDecoder, WasmFingerprintCache, WasmTokenizer } from './core/core-module.js';
-import type { LoadedCore } from './core/load-core.js';
+import { type LoadedCore, loadCore } from './core/load-core.js';
 import { TiankongError, describe } from './errors.js';
 import { filterIds, filterKey } from './filters.js';
 import type { LoadedModel } from './model-source.js';
@@ -315,6 +315,20 @@ export class FillMaskEngine {
 
 function disposedMessage(): string {
   return 'tiankong: this model was disposed; create a new one with createFillMask()';
+}
+
+/**
+ * Loads the C++ core for an engine. Always the single-threaded build: the core's work
+ * (tokenize, top-k) runs on one thread, so the pthread build would only add idle workers
+ * (inference threads belong to ONNX Runtime). `baseUrl` overrides where its files are.
+ */
+export async function loadEngineCore(baseUrl?: string): Promise<LoadedCore> {
+  try {
+    const core = await loadCore({ variant: 'single', ...(baseUrl ? { baseUrl } : {}) });
+    return { ...core, reason: 'tokenize and top-k run on one thread; ONNX Runtime owns the inference threads' };
+  } catch (error) {
+    throw new TiankongError('UNSUPPORTED', `tiankong: the WebAssembly core failed to load: ${describe(error)}`);
+  }
 }
 
 /** Replaces lone surrogates with U+FFFD (same UTF-16 length, so offsets stay valid). */

@@ -14,9 +14,7 @@
  * ```
  * @packageDocumentation
  */
-import { loadCore } from './core/load-core.js';
-import { FillMaskEngine } from './engine.js';
-import { describe, TiankongError } from './errors.js';
+import { FillMaskEngine, loadEngineCore } from './engine.js';
 import { loadModelInNode } from './node-model.js';
 import { createNodeRuntime } from './node-runtime.js';
 import type { CreateFillMaskOptions, FillMaskModel } from './types.js';
@@ -39,10 +37,7 @@ export { DEFAULT_MODEL_DIR } from './node-model.js';
 export async function createFillMask(options: CreateFillMaskOptions = {}): Promise<FillMaskModel> {
   const runtime = await createNodeRuntime(options.backend, options.threads);
   const model = await loadModelInNode(options.model, { onProgress: options.onProgress, signal: options.signal });
-  // The core's work (tokenize, top-k) is single-threaded: its pthread build would only add idle workers.
-  const core = await loadCore({ variant: 'single' }).catch((error: unknown) => {
-    throw new TiankongError('UNSUPPORTED', `tiankong: the WebAssembly core failed to load: ${describe(error)}`);
-  });
+  const core = await loadEngineCore();
   try {
     const engine = await FillMaskEngine.create({ model, core, runtime, cache: options.cache });
     return {

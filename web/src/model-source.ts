@@ -59,7 +59,10 @@ export async function loadModelFromUrl(base: URL, options: LoadModelOptions = {}
   const manifestUrl = new URL(MANIFEST_FILE, folder);
   // no-cache = revalidate: a re-exported model is noticed, an unchanged one costs a 304.
   const manifestResponse = await get(manifestUrl, options.signal, 'no-cache');
-  const manifest = parseManifest(await manifestResponse.text(), manifestUrl.href);
+  const manifestText = await manifestResponse.text();
+  const manifest = parseManifest(manifestText, manifestUrl.href);
+  const manifestBytes = new TextEncoder().encode(manifestText).byteLength;
+  options.onProgress?.({ file: 'model.json', loaded: manifestBytes, total: manifestBytes, source: 'network' });
   const cache = await openModelCache();
   const fetchFile = (file: string) => fetchVerified(new URL(file, folder), file, manifest, cache, options);
   const vocabBytes = await fetchFile(manifest.tokenizer.vocab);

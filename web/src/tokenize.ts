@@ -3,9 +3,8 @@
  * `tiankong tokenize`.
  */
 import { readFile } from 'node:fs/promises';
-import { loadCore } from './core/load-core.js';
 import { TiankongError, describe } from './errors.js';
-import { toWellFormed } from './engine.js';
+import { loadEngineCore, toWellFormed } from './engine.js';
 
 export interface TokenizerSettings {
   /** Lowercase (and strip accents) like an uncased BERT. Default false (bert-base-chinese). */
@@ -42,7 +41,7 @@ export async function createTokenizer(vocabPath: string, settings: TokenizerSett
   } catch (error) {
     throw new TiankongError('BAD_MODEL', `tiankong: cannot read the vocab ${vocabPath}: ${describe(error)}`);
   }
-  const core = await loadCore({ variant: 'single' });
+  const core = await loadEngineCore();
   const lowercase = settings.lowercase ?? false;
   let tokenizer;
   try {

@@ -4,9 +4,8 @@
  * protocol.ts. One model per Worker.
  */
 import * as ort from 'onnxruntime-web/wasm';
-import { loadCore } from './core/load-core.js';
-import { FillMaskEngine } from './engine.js';
-import { TiankongError, describe, serializeError } from './errors.js';
+import { FillMaskEngine, loadEngineCore } from './engine.js';
+import { TiankongError, serializeError } from './errors.js';
 import { isModelBytes, loadModelFromBytes, loadModelFromUrl } from './model-source.js';
 import type { Reply, Request, WireCreateOptions } from './protocol.js';
 import type { LoadProgress } from './types.js';
@@ -66,11 +65,7 @@ async function create(id: number, options: WireCreateOptions, signal: AbortSigna
   const model = isModelBytes(options.model)
     ? await loadModelFromBytes(options.model, progress)
     : await loadModelFromUrl(new URL(options.model), progress);
-  // The core's work (tokenize, top-k) is single-threaded: its pthread build would only add idle workers.
-  const core = await loadCore({ variant: 'single', ...(options.assets?.core ? { baseUrl: options.assets.core } : {}) })
-    .catch((error: unknown) => {
-      throw new TiankongError('UNSUPPORTED', `tiankong: the WebAssembly core failed to load: ${describe(error)}`);
-    });
+  const core = await loadEngineCore(options.assets?.core);
   try {
     engine = await FillMaskEngine.create({ model, core, runtime, cache: options.cache });
   } catch (error) {
