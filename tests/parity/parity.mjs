@@ -144,11 +144,23 @@ export function compare(lines, ours, theirs) {
   return { compared: lines.length, differing };
 }
 
-/** Runs one parity suite: our encodings of `lines` vs HF's of `hfLines` (same by default). */
+/**
+ * Runs one parity suite: our encodings of `lines` vs HF's of `hfLines` (same by default), in
+ * chunks so that the whole corpus fits in memory.
+ */
 export async function paritySuite(configName, lines, hfLines = lines) {
-  const ours = nativeEncode(lines, { flags: CONFIGS[configName].flags });
-  const theirs = await hfEncode(hfTokenizer(configName), hfLines);
-  return compare(lines, ours, theirs);
+  const chunk = 20_000;
+  const hf = hfTokenizer(configName);
+  const result = { compared: 0, differing: [] };
+  for (let i = 0; i < lines.length; i += chunk) {
+    const part = lines.slice(i, i + chunk);
+    const ours = nativeEncode(part, { flags: CONFIGS[configName].flags });
+    const theirs = await hfEncode(hf, hfLines.slice(i, i + chunk));
+    const { compared, differing } = compare(part, ours, theirs);
+    result.compared += compared;
+    result.differing.push(...differing);
+  }
+  return result;
 }
 
 /** The mask variants (ours) against HF on the same text with the canonical "[MASK]". */

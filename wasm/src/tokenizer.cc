@@ -33,7 +33,12 @@ const std::string& BertTokenizer::IdToToken(int32_t id) const {
 }
 
 Status BertTokenizer::Encode(std::string_view text, Encoding* out) const {
-  *out = Encoding{};
+  // Clear rather than reassign: a caller reusing one Encoding keeps its capacity.
+  out->ids.clear();
+  out->tokens.clear();
+  out->offsets.clear();
+  out->mask_positions.clear();
+  out->truncated_tokens = 0;
   std::vector<AlignedChar> chars;
   size_t error_offset;
   if (!DecodeUtf8(text, &chars, &error_offset)) return Status::kInvalidUtf8;
