@@ -14,6 +14,9 @@ set(TK_WASM_LINK_FLAGS
   -sFILESYSTEM=0
   # No eval/new Function in the Embind glue, so pages can use a strict CSP without 'unsafe-eval'.
   -sDYNAMIC_EXECUTION=0
+  # A library must not take over the host process: no global unhandledRejection /
+  # uncaughtException / exit handlers installed in Node.
+  -sNODEJS_CATCH_REJECTION=0 -sNODEJS_CATCH_EXIT=0
   --extern-pre-js ${CMAKE_CURRENT_SOURCE_DIR}/bindings/extern-pre.js)
 
 if(TK_WASM_THREADS)
