@@ -23,7 +23,9 @@
 import { TiankongError, abortError, deserializeError, describe } from './errors.js';
 import { isModelBytes } from './model-source.js';
 import type { Reply, Request, WireCreateOptions } from './protocol.js';
-import type { CreateFillMaskOptions, FillMaskModel, FillMaskStats, FillOptions, FillResult, LoadProgress } from './types.js';
+import type {
+  CreateFillMaskOptions, ExplainOptions, ExplainResult, FillMaskModel, FillMaskStats, FillOptions, FillResult, LoadProgress,
+} from './types.js';
 
 export { TiankongError } from './errors.js';
 export type * from './types.js';
@@ -169,6 +171,9 @@ export async function createFillMask(options: BrowserFillMaskOptions = {}): Prom
     fillBatch(texts: string[], fillOptions?: FillOptions) {
       const { wire: o, signal } = wireOptions(fillOptions);
       return client.request({ type: 'fillBatch', texts, options: o }, { signal }) as Promise<FillResult[]>;
+    },
+    explain(text: string, maskIndex: number, token: string, explainOptions: ExplainOptions = {}) {
+      return client.request({ type: 'explain', text, maskIndex, token }, { signal: explainOptions?.signal }) as Promise<ExplainResult>;
     },
     stats() {
       return client.latestStats!;

@@ -3,18 +3,29 @@
  * tokenize (C++ core) → result-cache lookup (C++ core) → one ONNX Runtime run for all the
  * masks of a text (input_ids, attention_mask, [token_type_ids], mask_positions; int64) →
  * top-k decode (C++ core) → cache put. One InferenceSession per model, runs serialized.
+ * Attribution (explain.ts) and joint decoding of adjacent masks (joint.ts) drive the same
+ * session through `logitsOf` and cache their results in the same cache, with their own fingerprints.
  */
 import type { CoreModule, DecodedRow, WasmDecoder, WasmFingerprintCache, WasmTokenizer } from './core/core-module.js';
 import { type LoadedCore, loadCore } from './core/load-core.js';
-import { TiankongError, describe } from './errors.js';
+import { TiankongError, describe, throwIfAborted } from './errors.js';
+import { type MaskedLogits, type Occlusion, occlude, topScores } from './explain.js';
 import { filterIds, filterKey } from './filters.js';
+import { type JointFill, adjacentMaskRuns, decodeRunJointly } from './joint.js';
 import type { LoadedModel } from './model-source.js';
 import { SerialQueue } from './run-queue.js';
 import type { InferenceRuntime, OrtSession, OrtTensor } from './runtime.js';
-import type { FillMask, FillMaskStats, FillOptions, FillResult } from './types.js';
+import type {
+  ExplainOptions, ExplainResult, FillMask, FillMaskStats, FillOptions, FillResult, FillWord,
+} from './types.js';
 
 export const DEFAULT_TOP_K = 5;
 export const DEFAULT_CACHE = { maxEntries: 1000, maxBytes: 8 << 20 };
+export const DEFAULT_BEAM = 5;
+/** Joint decoding costs up to 1 + beam·(masks − 1) model runs per run of masks. */
+const MAX_BEAM = 32;
+/** How many tokens `explain` marks as the strongest support. */
+const EXPLAIN_TOP = 3;
 /** Decoders kept per engine (one per distinct topK/threshold/filter). */
 const MAX_DECODERS = 16;
 /** BERT WordPiece never splits words longer than this (HF default). */
@@ -28,14 +39,26 @@ export interface EngineSetup {
 }
 
 /** A text after tokenization, before inference. */
-interface Prepared {
+interface Encoded {
   text: string;
   ids: Int32Array;
   offsets: Uint32Array;
   maskPositions: Int32Array;
-  decoding: Decoding;
   started: number;
   tokenizeMs: number;
+}
+
+/** A fill request after tokenization and option checks. */
+interface Prepared extends Encoded {
+  decoding: Decoding;
+  joint: JointSettings | null;
+}
+
+/** Joint decoding settings: the beam and a decoder proposing `beam` candidates per row. */
+interface JointSettings {
+  beam: number;
+  topK: number;
+  decoding: Decoding;
 }
 
 /** A decoder for one set of decode options, with the fingerprint that keys its cached results. */
@@ -46,6 +69,8 @@ interface Decoding {
 
 /** What the result cache stores per text: the decoded rows (token level, text independent). */
 type CachedRows = { ids: number[]; p: number[]; other: number }[];
+/** Cached joint decoding: the final beam of each run of adjacent masks. */
+type CachedWords = { maskIndices: number[]; fills: JointFill[] }[];
 
 const now = (): number => performance.now();
 
@@ -118,6 +143,52 @@ export class FillMaskEngine {
     return this.complete(prepared, options.signal);
   }
 
+  /** See FillMaskModel.explain. */
+  async explain(text: string, maskIndex: number, token: string, options: ExplainOptions = {}): Promise<ExplainResult> {
+    const started = now();
+    this.throwIfDisposed();
+    if (typeof options !== 'object' || options === null) throw new TiankongError('BAD_OPTION', 'tiankong: options must be an object');
+    const item = this.encode(text, started);
+    const count = item.maskPositions.length;
+    if (!Number.isInteger(maskIndex) || maskIndex < 0 || maskIndex >= count) {
+      throw new TiankongError('BAD_OPTION', `tiankong: maskIndex must be an integer from 0 to ${count - 1} (the text has ` +
+        `${count} [MASK]), got ${maskIndex}`);
+    }
+    const candidateId = typeof token === 'string' ? this.tokenizer.tokenToId(token) : -1;
+    if (candidateId < 0) {
+      throw new TiankongError('BAD_OPTION', `tiankong: token ${JSON.stringify(token)} is not in the model's vocabulary; ` +
+        'explain a candidate token that fill() returned');
+    }
+    const target = item.maskPositions[maskIndex]!;
+    const positions = Int32Array.of(target);
+    const fingerprint = `explain|${candidateId}`;
+    const hit = this.cache.get(item.ids, positions, fingerprint);
+    let occlusion: Occlusion;
+    let inferenceMs = 0;
+    let runs = 0;
+    if (hit !== undefined) {
+      occlusion = JSON.parse(hit) as Occlusion;
+    } else {
+      ({ occlusion, inferenceMs, runs } = await this.queue.run(async () => {
+        const runsBefore = this.runs;
+        const inferenceStarted = now();
+        const result = await occlude(this.logitsOf, item.ids, target, candidateId, this.tokenizer.specialIds().mask,
+          this.tokenizer.vocabSize(), () => throwIfAborted(options.signal));
+        if (!this.disposed) this.cache.put(item.ids, positions, fingerprint, JSON.stringify(result));
+        return { occlusion: result, inferenceMs: now() - inferenceStarted, runs: this.runs - runsBefore };
+      }, options.signal));
+    }
+    const vocab = this.tokens();
+    const tokens = occlusion.scores.map((score, k) => ({
+      token: vocab[item.ids[k + 1]!]!, start: item.offsets[2 * (k + 1)]!, end: item.offsets[2 * (k + 1) + 1]!, score,
+    }));
+    return {
+      text: item.text, maskIndex, token, method: 'occlusion', logProb: occlusion.logProb, tokens,
+      top: topScores(occlusion.scores, EXPLAIN_TOP), cached: hit !== undefined,
+      timings: { tokenizeMs: item.tokenizeMs, inferenceMs, totalMs: now() - started, runs },
+    };
+  }
+
   /** See FillMaskModel.fillBatch: every text is checked before any runs. */
   async fillBatch(texts: string[], options: FillOptions = {}): Promise<FillResult[]> {
     if (!Array.isArray(texts)) throw new TiankongError('BAD_OPTION', 'tiankong: fillBatch expects an array of strings');
@@ -159,10 +230,16 @@ export class FillMaskEngine {
   private prepare(text: string, options: FillOptions): Prepared {
     const started = now();
     this.throwIfDisposed();
+    const decoding = this.decodingFor(options);
+    const joint = this.jointFor(options);
+    return { ...this.encode(text, started), decoding, joint };
+  }
+
+  /** Tokenizes a text that must hold at least one [MASK] and fit the model. */
+  private encode(text: string, started: number): Encoded {
     if (typeof text !== 'string') {
       throw new TiankongError('BAD_OPTION', `tiankong: text must be a string, got ${text === null ? 'null' : typeof text}`);
     }
-    const decoding = this.decodingFor(options);
     const wellFormed = toWellFormed(text);
     if (wellFormed.trim() === '') {
       throw new TiankongError('EMPTY_INPUT', 'tiankong: the text is empty; write a sentence with [MASK] where a character is missing');
@@ -179,10 +256,7 @@ export class FillMaskEngine {
     if (encoding.maskPositions.length === 0) {
       throw new TiankongError('NO_MASK', 'tiankong: the text has no [MASK]; write [MASK] (or ［MASK］) where a character should be filled in');
     }
-    return {
-      text: wellFormed, ids: encoding.ids, offsets: encoding.offsets, maskPositions: encoding.maskPositions,
-      decoding, started, tokenizeMs,
-    };
+    return { text: wellFormed, ids: encoding.ids, offsets: encoding.offsets, maskPositions: encoding.maskPositions, started, tokenizeMs };
   }
 
   private async complete(item: Prepared, signal?: AbortSignal): Promise<FillResult> {
@@ -197,6 +271,14 @@ export class FillMaskEngine {
       const inferred = await this.queue.run(() => this.infer(item), signal);
       ({ rows, inferenceMs, decodeMs } = inferred);
     }
+    let cached = hit !== undefined;
+    let words: CachedWords | undefined;
+    if (item.joint) {
+      const joint = await this.decodeWords(item, item.joint, signal);
+      words = joint.words;
+      inferenceMs += joint.inferenceMs;
+      cached &&= joint.cached;
+    }
     const decodeStarted = now();
     const vocab = this.tokens();
     const masks: FillMask[] = rows.map((row, index) => {
@@ -210,18 +292,67 @@ export class FillMaskEngine {
       });
       return { index, start, end, candidates, other: row.other };
     });
+    const wordsResult = words && item.joint ? this.wordsOf(item.text, masks, words, item.joint.topK) : undefined;
     decodeMs += now() - decodeStarted;
     return {
-      text: item.text, masks, other: masks.map((m) => m.other), cached: hit !== undefined,
+      text: item.text, masks, other: masks.map((m) => m.other), ...(wordsResult ? { words: wordsResult } : {}), cached,
       timings: { tokenizeMs: item.tokenizeMs, inferenceMs, decodeMs, totalMs: now() - item.started },
     };
+  }
+
+  /** Joint decoding of every run of adjacent masks (from the cache, or in one queued task). */
+  private async decodeWords(item: Prepared, joint: JointSettings, signal?: AbortSignal):
+    Promise<{ words: CachedWords; inferenceMs: number; cached: boolean }> {
+    const { ids, maskPositions } = item;
+    const fingerprint = `joint|${joint.decoding.fingerprint}`;
+    const hit = this.cache.get(ids, maskPositions, fingerprint);
+    if (hit !== undefined) return { words: JSON.parse(hit) as CachedWords, inferenceMs: 0, cached: true };
+    return this.queue.run(async () => {
+      const started = now();
+      const vocabSize = this.tokenizer.vocabSize();
+      const decode = (logits: Float32Array, rows: number) => joint.decoding.decoder.decode(logits, rows, vocabSize);
+      const words: CachedWords = [];
+      for (const maskIndices of adjacentMaskRuns(maskPositions)) {
+        const positions = maskIndices.map((index) => maskPositions[index]!);
+        const fills = await decodeRunJointly(this.logitsOf, decode, ids, positions, joint.beam, () => throwIfAborted(signal));
+        words.push({ maskIndices, fills });
+      }
+      if (!this.disposed) this.cache.put(ids, maskPositions, fingerprint, JSON.stringify(words));
+      return { words, inferenceMs: now() - started, cached: false };
+    }, signal);
+  }
+
+  /** Cached token-level words → the public form for this text (offsets and sequences follow `text`). */
+  private wordsOf(text: string, masks: FillMask[], words: CachedWords, topK: number): FillWord[] {
+    const vocab = this.tokens();
+    return words.map(({ maskIndices, fills }) => {
+      const start = masks[maskIndices[0]!]!.start;
+      const end = masks[maskIndices[maskIndices.length - 1]!]!.end;
+      const candidates = fills.slice(0, topK).map(({ ids, score }) => {
+        const tokens = ids.map((id) => vocab[id]!);
+        const word = tokens.join('');
+        return { text: word, tokens, score, sequence: text.slice(0, start) + word + text.slice(end) };
+      });
+      return { start, end, maskIndices, candidates };
+    });
   }
 
   /** One model run (inside the queue) + decode + cache put. The put happens even if the caller gave up. */
   private async infer(item: Prepared): Promise<{ rows: CachedRows; inferenceMs: number; decodeMs: number }> {
     const { ids, maskPositions } = item;
-    const { ort } = this.runtime;
     const started = now();
+    const logits = await this.logitsOf(ids, maskPositions);
+    const inferenceMs = now() - started;
+    const decodeStarted = now();
+    const decoded: DecodedRow[] = item.decoding.decoder.decode(logits, maskPositions.length, this.tokenizer.vocabSize());
+    const rows: CachedRows = decoded.map((row) => ({ ids: Array.from(row.ids), p: Array.from(row.probabilities), other: row.other }));
+    if (!this.disposed) this.cache.put(ids, maskPositions, item.decoding.fingerprint, JSON.stringify(rows));
+    return { rows, inferenceMs, decodeMs: now() - decodeStarted };
+  }
+
+  /** One run of the mask-only graph on one sequence (call inside the queue): logits [positions, vocab]. */
+  private readonly logitsOf: MaskedLogits = async (ids, maskPositions) => {
+    const { ort } = this.runtime;
     const seq = ids.length;
     const feeds: Record<string, OrtTensor> = {};
     for (const name of this.session.inputNames) {
@@ -237,18 +368,30 @@ export class FillMaskEngine {
       throw new TiankongError('BAD_MODEL', `tiankong: ONNX Runtime failed to run the model: ${describe(error)}`);
     }
     this.runs++;
-    const inferenceMs = now() - started;
     const vocabSize = this.tokenizer.vocabSize();
     const nMasks = maskPositions.length;
     if (!logits || !(logits.data instanceof Float32Array) || logits.dims.join() !== `1,${nMasks},${vocabSize}`) {
       throw new TiankongError('BAD_MODEL', `tiankong: the model returned logits of shape [${logits?.dims.join(', ')}], ` +
         `expected [1, ${nMasks}, ${vocabSize}] (float32) for ${nMasks} mask(s)`);
     }
-    const decodeStarted = now();
-    const decoded: DecodedRow[] = item.decoding.decoder.decode(logits.data, nMasks, vocabSize);
-    const rows: CachedRows = decoded.map((row) => ({ ids: Array.from(row.ids), p: Array.from(row.probabilities), other: row.other }));
-    if (!this.disposed) this.cache.put(ids, maskPositions, item.decoding.fingerprint, JSON.stringify(rows));
-    return { rows, inferenceMs, decodeMs: now() - decodeStarted };
+    return logits.data;
+  };
+
+  /** Joint-decoding settings for these options, or null without `joint: true`. */
+  private jointFor(options: FillOptions): JointSettings | null {
+    const { joint, beam } = options;
+    if (joint !== undefined && typeof joint !== 'boolean') {
+      throw new TiankongError('BAD_OPTION', `tiankong: joint must be true or false, got ${JSON.stringify(joint)}`);
+    }
+    if (!joint) {
+      if (beam !== undefined) throw new TiankongError('BAD_OPTION', 'tiankong: beam only applies to joint decoding; pass joint: true with it');
+      return null;
+    }
+    const width = beam ?? DEFAULT_BEAM;
+    if (!Number.isInteger(width) || width < 1 || width > MAX_BEAM) {
+      throw new TiankongError('BAD_OPTION', `tiankong: beam must be an integer from 1 to ${MAX_BEAM}, got ${beam}`);
+    }
+    return { beam: width, topK: options.topK ?? DEFAULT_TOP_K, decoding: this.decodingFor({ topK: width, filter: options.filter }) };
   }
 
   /** The decoder for these options (created once per distinct options, validated here). */

@@ -43,6 +43,7 @@ export async function createFillMask(options: CreateFillMaskOptions = {}): Promi
     return {
       fill: (text, fillOptions) => engine.fill(text, fillOptions),
       fillBatch: (texts, fillOptions) => engine.fillBatch(texts, fillOptions),
+      explain: (text, maskIndex, token, explainOptions) => engine.explain(text, maskIndex, token, explainOptions),
       stats: () => engine.stats(),
       dispose: () => engine.dispose(),
     };

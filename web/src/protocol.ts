@@ -24,6 +24,7 @@ export type Request =
   | { type: 'create'; id: number; options: WireCreateOptions }
   | { type: 'fill'; id: number; text: string; options: WireFillOptions }
   | { type: 'fillBatch'; id: number; texts: string[]; options: WireFillOptions }
+  | { type: 'explain'; id: number; text: string; maskIndex: number; token: string }
   | { type: 'cancel'; id: number; target: number }
   | { type: 'dispose'; id: number };
 

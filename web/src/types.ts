@@ -85,6 +85,14 @@ export interface FillOptions {
   /** Drop candidates with probability below this (0…1). Default 0. */
   threshold?: number;
   filter?: CandidateFilter;
+  /**
+   * Also decode each run of two or more adjacent masks as a whole word (`FillResult.words`):
+   * the masks are filled one at a time, most confident first, re-running the model after each,
+   * under a beam of `beam` hypotheses. `masks` (independent per-mask lists) is unchanged.
+   */
+  joint?: boolean;
+  /** Beam width of joint decoding, 1 (greedy iterative filling) … 32. Default 5. Only with `joint: true`. */
+  beam?: number;
   /** Cancels the request if it has not finished (e.g. superseded by a newer keystroke). */
   signal?: AbortSignal;
 }
@@ -110,6 +118,35 @@ export interface FillMask {
   other: number;
 }
 
+/** A whole-word candidate for a run of adjacent masks (joint decoding). */
+export interface WordCandidate {
+  /** The tokens joined, e.g. "盗铃". */
+  text: string;
+  /** One token per mask of the run, left to right. */
+  tokens: string[];
+  /**
+   * Joint score: the product, over the run's masks in the order they were filled, of the
+   * probability (softmax over the full vocabulary) of the chosen token given the text with the
+   * tokens chosen before it filled in. The order is most confident first: at each step, the
+   * open mask whose best eligible candidate is the most probable (leftmost on ties). Other masks
+   * of the text stay [MASK]. See docs/attribution-and-joint.md.
+   */
+  score: number;
+  /** The input text with this run replaced by `text` (other masks left as they are). */
+  sequence: string;
+}
+
+/** A run of two or more masks at adjacent token positions, decoded jointly. */
+export interface FillWord {
+  /** UTF-16 offsets of the run in the input text (first mask's start to last mask's end). */
+  start: number;
+  end: number;
+  /** Indices (into `masks`) of the run's masks, left to right. */
+  maskIndices: number[];
+  /** The final beam, best first (at most min(topK, beam) candidates). */
+  candidates: WordCandidate[];
+}
+
 export interface FillTimings {
   tokenizeMs: number;
   /** 0 when the result came from the cache. */
@@ -124,9 +161,49 @@ export interface FillResult {
   masks: FillMask[];
   /** `masks[i].other` for each mask, for convenience. */
   other: number[];
+  /** Only with `joint: true`: one entry per run of two or more adjacent masks, left to right. */
+  words?: FillWord[];
   /** True when the result came from the cache (no model run). */
   cached: boolean;
   timings: FillTimings;
+}
+
+export interface ExplainOptions {
+  /** Cancels the request (checked between the model runs). */
+  signal?: AbortSignal;
+}
+
+/** One input token with its attribution score. */
+export interface ExplainedToken {
+  /** The vocabulary token ("[MASK]", "[UNK]" and "##" pieces included as they are). */
+  token: string;
+  /** UTF-16 offsets of the token in the input text. */
+  start: number;
+  end: number;
+  /**
+   * log P(candidate | text) − log P(candidate | text with this token replaced by [MASK]), natural
+   * log: positive when the token supports the candidate. null for [MASK] tokens (nothing to occlude).
+   */
+  score: number | null;
+}
+
+export interface ExplainResult {
+  /** The input text (lone surrogates replaced by U+FFFD). */
+  text: string;
+  maskIndex: number;
+  /** The candidate explained. */
+  token: string;
+  /** How the scores were computed: each token replaced by [MASK] in turn (one model run each). */
+  method: 'occlusion';
+  /** log P(token) at the mask in the unmodified text (softmax over the full vocabulary). */
+  logProb: number;
+  /** Every token of the text except [CLS] and [SEP], in order. */
+  tokens: ExplainedToken[];
+  /** Indices into `tokens` of the (up to) 3 highest positive scores, highest first. */
+  top: number[];
+  /** True when the result came from the cache (no model run). */
+  cached: boolean;
+  timings: { tokenizeMs: number; inferenceMs: number; totalMs: number; runs: number };
 }
 
 export interface CacheStats {
@@ -182,6 +259,18 @@ export interface FillMaskModel {
    * ```
    */
   fillBatch(texts: string[], options?: FillOptions): Promise<FillResult[]>;
+  /**
+   * Attribution by occlusion: how much each token of `text` supports `token` at mask number
+   * `maskIndex` (0-based). Each non-mask token is replaced by [MASK] in turn; its score is the
+   * drop in the candidate's log-probability. One model run per token plus one (isolated runs:
+   * batching them would let the INT8 activation quantization mix the variants). Cached like fill.
+   * @example
+   * ```ts
+   * const { tokens, top } = await tk.explain('掩耳盗[MASK]', 0, '铃');
+   * console.log(top.map((i) => `${tokens[i].token} ${tokens[i].score.toFixed(2)}`));
+   * ```
+   */
+  explain(text: string, maskIndex: number, token: string, options?: ExplainOptions): Promise<ExplainResult>;
   /** Cache, backend and thread information (synchronous: a snapshot kept current after every call). */
   stats(): FillMaskStats;
   /** Frees the model, the inference session and all threads. Later calls reject with DISPOSED. */

@@ -83,6 +83,7 @@ async function handle(request: Request, signal: AbortSignal): Promise<unknown> {
   if (!engine) throw new TiankongError('DISPOSED', 'tiankong: no model is loaded in this Worker');
   if (request.type === 'fill') return engine.fill(request.text, { ...request.options, signal });
   if (request.type === 'fillBatch') return engine.fillBatch(request.texts, { ...request.options, signal });
+  if (request.type === 'explain') return engine.explain(request.text, request.maskIndex, request.token, { signal });
   throw new TiankongError('BAD_OPTION', `tiankong: unknown request ${JSON.stringify((request as { type: unknown }).type)}`);
 }
 
