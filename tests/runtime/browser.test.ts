@@ -39,6 +39,8 @@ const PAGE = `<!doctype html><meta charset="utf-8"><script type="module">
     out.superseded = await superseded;
     out.kept = (await kept).masks[0].candidates.length;
     out.batch = (await tk.fillBatch(['[MASK]天', '秋[MASK]'], { topK: 1 })).map((r) => r.text);
+    out.explain = await tk.explain(${JSON.stringify(TEXT)}, 0, out.fill.masks[0].candidates[0].token);
+    out.words = (await tk.fill('[MASK][MASK]天', { joint: true, beam: 2, topK: 2 })).words;
     out.codes = {
       noMask: await code(tk.fill('春天')), empty: await code(tk.fill('')), badOption: await code(tk.fill('[MASK]', { topK: 0 })),
       batchIndex: await tk.fillBatch(['[MASK]', 'x']).catch((e) => e.index),
@@ -147,6 +149,12 @@ describe.skipIf(missing !== null)('browser entry (Worker) in headless Chromium',
     expect(result.superseded).toBe('ABORTED');
     expect(result.kept).toBe(4);
     expect(result.batch).toEqual(['[MASK]天', '秋[MASK]']);
+    // explain and joint decoding through the Worker: the same as in Node on the same wasm.
+    const explained = await node.explain(TEXT, 0, result.fill.masks[0].candidates[0].token);
+    expect(result.explain.tokens.map((t: any) => [t.token, t.start, t.end])).toEqual(explained.tokens.map((t) => [t.token, t.start, t.end]));
+    result.explain.tokens.forEach((t: any, i: number) => expect(t.score ?? 0).toBeCloseTo(explained.tokens[i]!.score ?? 0, 4));
+    const words = (await node.fill('[MASK][MASK]天', { joint: true, beam: 2, topK: 2 })).words!;
+    expect(result.words.map((w: any) => w.candidates.map((c: any) => c.text))).toEqual(words.map((w) => w.candidates.map((c) => c.text)));
     expect(result.codes).toEqual({ noMask: 'NO_MASK', empty: 'EMPTY_INPUT', badOption: 'BAD_OPTION', batchIndex: 1,
       disposed: 'DISPOSED', integrity: 'INTEGRITY', html: 'BAD_MODEL', network: 'NETWORK', noModel: 'BAD_OPTION' });
     const onnx = result.firstLoad.filter((p: any) => p.file === 'model.onnx');

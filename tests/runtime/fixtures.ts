@@ -109,6 +109,23 @@ export class Reference {
     return masks.map((_, r) => softmax(data.subarray(r * v, (r + 1) * v)));
   }
 
+  /** log softmax rows (float64) at `positions` of one sequence of token ids, one run (batch 1). */
+  async logSoftmaxRows(ids: number[], positions: number[]): Promise<Float64Array[]> {
+    const { dims, data } = await runLogits(this.ort, {
+      input_ids: [ids], attention_mask: [ids.map(() => 1)], token_type_ids: [ids.map(() => 0)], mask_positions: [positions],
+    });
+    const v = dims[2]!;
+    return positions.map((_, r) => softmax(data.subarray(r * v, (r + 1) * v)).map(Math.log));
+  }
+
+  get maskTokenId(): number {
+    return this.maskId;
+  }
+
+  tokenId(token: string): number {
+    return this.vocab.indexOf(token);
+  }
+
   /** Tokens a mask may be filled with: not special, not [unusedN], not a ## piece. */
   eligible(id: number): boolean {
     const token = this.vocab[id]!;
