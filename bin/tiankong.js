@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 const HELP = `tiankong — Chinese fill-in-the-blank (BERT masked-language model)
 
 Usage:
-  tiankong fill [--model DIR] [--top-k N] [--threshold P] [--filter F] [--json] [TEXT ...]
+  tiankong fill [--model DIR] [--top-k N] [--threshold P] [--filter F] [--joint [--beam N]] [--explain] [--json] [TEXT ...]
   tiankong tokenize (--vocab PATH | --model DIR) [--lowercase] [--json] [TEXT ...]
   tiankong --help
 
@@ -25,7 +25,14 @@ fill:
   --filter F        chinese | no-punctuation
   --backend B       auto | wasm (default auto: onnxruntime-node when installed)
   --threads N       inference threads
-  --json            one JSON object per input, exactly as the API's fill() returns it
+  --joint           also fill each run of adjacent [MASK]s as a whole word (words: beam search,
+                    most confident mask first; score = product of the conditional probabilities)
+  --beam N          beam width of --joint (1 = greedy iterative filling, default 5)
+  --explain         for the top candidate of each [MASK], score every context token by how much
+                    the candidate's log-probability drops when that token is masked (heatmap;
+                    coloured on a terminal, NO_COLOR=1 turns colour off)
+  --json            one JSON object per input, exactly as the API's fill() returns it; with
+                    --explain it also has "explanations": explain() of each mask's top candidate
 
 tokenize:
   --vocab PATH      a BERT vocab.txt (one token per line)
@@ -42,6 +49,7 @@ Example:
 const OPTIONS = {
   model: { type: 'string' }, 'top-k': { type: 'string' }, threshold: { type: 'string' }, filter: { type: 'string' },
   backend: { type: 'string' }, threads: { type: 'string' }, json: { type: 'boolean' }, vocab: { type: 'string' },
+  joint: { type: 'boolean' }, beam: { type: 'string' }, explain: { type: 'boolean' },
   lowercase: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
 };
 
@@ -95,21 +103,30 @@ async function fill(values, texts) {
   const { createFillMask } = await import('../dist/index.js');
   const options = {
     topK: number(values, 'top-k', Number), threshold: number(values, 'threshold', Number), filter: values.filter,
+    ...(values.joint ? { joint: true } : {}), beam: number(values, 'beam', Number),
   };
+  if (options.beam !== undefined && !values.joint) throw new UsageError('--beam needs --joint');
   const tk = await createFillMask({
     model: values.model, backend: values.backend, threads: number(values, 'threads', Number),
   });
   try {
     await forEachInput(texts, async (text) => {
       const result = await tk.fill(text, options);
-      process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : formatFill(result));
+      if (!values.explain) return void process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : formatFill(result));
+      const explanations = [];
+      for (const mask of result.masks) {
+        if (mask.candidates.length > 0) explanations.push(await tk.explain(text, mask.index, mask.candidates[0].token));
+      }
+      process.stdout.write(values.json ? `${JSON.stringify({ ...result, explanations })}\n`
+        : formatFill(result, explanations.map((e) => formatExplain(e, useColour()))));
     });
   } finally {
     await tk.dispose();
   }
 }
 
-function formatFill(result) {
+/** The fill table; `explained[i]` (lines) is printed under mask i when given. */
+function formatFill(result, explained = []) {
   const lines = [result.text];
   for (const mask of result.masks) {
     lines.push(`  [MASK] #${mask.index + 1} at ${mask.start}–${mask.end}${result.cached ? ' (cached)' : ''}`);
@@ -117,8 +134,49 @@ function formatFill(result) {
       lines.push(`    ${String(rank + 1).padStart(2)}  ${c.token}\t${(100 * c.score).toFixed(2).padStart(6)}%  ${c.sequence}`);
     });
     lines.push(`        other\t${(100 * mask.other).toFixed(2).padStart(6)}%`);
+    if (explained[mask.index]) lines.push(...explained[mask.index]);
+  }
+  for (const [w, word] of (result.words ?? []).entries()) {
+    lines.push(`  word #${w + 1}: [MASK] #${word.maskIndices.map((i) => i + 1).join('–#')} at ${word.start}–${word.end} (joint)`);
+    word.candidates.forEach((c, rank) => {
+      lines.push(`    ${String(rank + 1).padStart(2)}  ${c.text}\t${percent(c.score)}  ${c.sequence}`);
+    });
   }
   return `${lines.join('\n')}\n\n`;
+}
+
+const useColour = () => process.stdout.isTTY === true && !process.env.NO_COLOR;
+const BARS = '▁▂▃▄▅▆▇█';
+/** xterm-256 backgrounds, faint to strong: red = supports the candidate, blue = works against it. */
+const RED = [52, 88, 124, 160, 196];
+const BLUE = [17, 18, 19, 20, 21];
+/** A probability as a percentage, or in scientific notation when it would print as 0.00%. */
+const percent = (p) => (p >= 5e-5 ? `${(100 * p).toFixed(2)}%` : p.toExponential(2)).padStart(9);
+
+/**
+ * Lines showing an explain() result: the text as tokens, each followed by a bar (positive
+ * score, scaled to the largest |score|) or '-' (negative), or coloured (red = supports,
+ * blue = works against, top 3 bold underlined) on a terminal; then the top 3 with scores.
+ */
+function formatExplain(explanation, colour) {
+  const { tokens, top } = explanation;
+  const scale = Math.max(1e-12, ...tokens.map((t) => Math.abs(t.score ?? 0)));
+  const heat = tokens.map((t, i) => {
+    const text = t.token.replace(/^##/, '');
+    if (t.score === null) return text;
+    const level = t.score / scale;
+    if (!colour) return `${text}${level > 0 ? BARS[Math.min(7, Math.floor(level * 8))] : '-'}`;
+    const step = Math.min(5, Math.round(Math.abs(level) * 5));
+    const emphasis = top.includes(i) ? '\x1b[1;4m' : '';
+    if (step === 0) return `${emphasis}${text}\x1b[0m`;
+    return `\x1b[48;5;${(level > 0 ? RED : BLUE)[step - 1]}m\x1b[97m${emphasis}${text}\x1b[0m`;
+  });
+  const best = top.map((i) => `${tokens[i].token} ${tokens[i].score >= 0 ? '+' : ''}${tokens[i].score.toFixed(3)}`);
+  return [
+    `    explain ${explanation.token} (log P ${explanation.logProb.toFixed(3)}; score = drop in log P when the token is [MASK]ed):`,
+    `      ${heat.join(colour ? '' : ' ')}`,
+    `      top: ${best.length > 0 ? best.join(', ') : '(no token supports it)'}`,
+  ];
 }
 
 async function tokenize(values, texts) {

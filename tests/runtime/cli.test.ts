@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import type { FillResult } from '../../web/src/index.js';
-import { Reference, cliPath, missingPrerequisite, testModelDir } from './fixtures.js';
+import { Reference, api, cliPath, missingPrerequisite, testModelDir } from './fixtures.js';
 
 const missing = missingPrerequisite();
 if (missing) console.warn(missing);
@@ -56,6 +56,47 @@ describe.skipIf(missing !== null)('tiankong CLI', () => {
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^\[MASK\]天\n {2}\[MASK\] #1 at 0–6\n {5}1 {2}\S+\t *\d+\.\d\d% {2}\S+天\n {5}2 /);
     expect(run.stdout).toMatch(/other\t *\d+\.\d\d%/);
+  });
+
+  test('fill --joint prints whole-word candidates; --json carries words as fill() returns them', async () => {
+    const text = '掩耳[MASK][MASK]，自欺欺人';
+    const json = cli(['fill', '--json', '--joint', '--beam', '3', '--top-k', '2', '--model', model, text]);
+    expect(json.status, json.stderr).toBe(0);
+    const { createFillMask } = await api();
+    const tk = await createFillMask({ model, backend: 'auto' });
+    try {
+      const expected = await tk.fill(text, { joint: true, beam: 3, topK: 2 });
+      expect(JSON.parse(json.stdout).words).toEqual(expected.words);
+      const table = cli(['fill', '--joint', '--model', model, '--top-k', '2', text]);
+      expect(table.stdout).toMatch(/word #1: \[MASK\] #1–#2 at 2–14 \(joint\)\n {5}1 {2}\S\S\t/);
+      expect(table.stdout).toContain(expected.words![0]!.candidates[0]!.sequence);
+      expect(cli(['fill', '--beam', '2', '--model', model, text])).toMatchObject({ status: 2, stderr: expect.stringMatching(/--beam needs --joint/) });
+    } finally {
+      await tk.dispose();
+    }
+  });
+
+  test('fill --explain: heatmap lines per mask; --json adds explain() of each top candidate', async () => {
+    const text = '床前明月[MASK]，疑是地上霜。';
+    const json = cli(['fill', '--json', '--explain', '--model', model, text]);
+    expect(json.status, json.stderr).toBe(0);
+    const line = JSON.parse(json.stdout);
+    const { createFillMask } = await api();
+    const tk = await createFillMask({ model, backend: 'auto' });
+    try {
+      const expected = await tk.explain(text, 0, line.masks[0].candidates[0].token);
+      expect(line.explanations).toHaveLength(1);
+      expect(line.explanations[0].tokens).toEqual(expected.tokens);
+      expect(line.explanations[0].top).toEqual(expected.top);
+    } finally {
+      await tk.dispose();
+    }
+    const table = cli(['fill', '--explain', '--model', model, text]);
+    expect(table.status, table.stderr).toBe(0);
+    // Not a terminal: no escape codes; each token followed by a bar (supports) or '-'.
+    expect(table.stdout).not.toContain('\x1b[');
+    expect(table.stdout).toMatch(/explain \S+ \(log P -?\d+\.\d{3}.*\n {6}床[▁▂▃▄▅▆▇█-] 前[▁▂▃▄▅▆▇█-] .*\[MASK\] ，/);
+    expect(table.stdout).toMatch(/\n {6}top: \S+ [+-]\d\.\d{3}/);
   });
 
   test('usage and load errors', () => {
