@@ -123,7 +123,8 @@ function trackLoadProgress(): (progress: LoadProgress) => void {
     const all = [...files.values()];
     const loaded = all.reduce((sum, p) => sum + p.loaded, 0);
     const total = all.reduce((sum, p) => sum + p.total, 0);
-    const fromNetwork = all.some((p) => p.source === 'network');
+    // model.json is always revalidated; the model files say whether anything is downloaded.
+    const fromNetwork = all.some((p) => p.source === 'network' && p.file !== 'model.json');
     setStatus(fromNetwork ? '正在下载模型…' : '正在从本地缓存读取模型（无需下载）…');
     showProgress(fromNetwork ? '已下载' : '已读取', loaded, total);
   };

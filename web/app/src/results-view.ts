@@ -25,13 +25,30 @@ function bar(probability: number): HTMLElement {
   return track;
 }
 
-/** "…疑是地▢霜。" — the words around mask `index`, the mask itself as a box. */
-function maskContext(result: FillResult, index: number): string {
+/** The text between `from` and `to` with every mask in it shown as ▢. */
+function withMaskBoxes(result: FillResult, from: number, to: number): string {
+  let out = '';
+  let last = from;
+  for (const mask of result.masks) {
+    if (mask.end <= from || mask.start >= to) continue;
+    out += result.text.slice(last, Math.max(mask.start, from)) + '▢';
+    last = Math.min(mask.end, to);
+  }
+  return out + result.text.slice(last, to);
+}
+
+/** The words around mask `index`: "…疑是地", the slot, "霜。" (other masks as ▢). */
+function maskContext(result: FillResult, index: number): HTMLElement {
   const mask = result.masks[index]!;
-  const before = [...result.text.slice(0, mask.start)].slice(-CONTEXT_CHARS).join('');
-  const after = [...result.text.slice(mask.end)].slice(0, CONTEXT_CHARS).join('');
-  const clip = (s: string, full: string) => (s.length < full.length ? '…' : '');
-  return `${clip(before, result.text.slice(0, mask.start))}${before}▢${after}${clip(after, result.text.slice(mask.end))}`;
+  const before = [...withMaskBoxes(result, 0, mask.start)];
+  const after = [...withMaskBoxes(result, mask.end, result.text.length)];
+  const context = el('span', 'mask-context');
+  context.append(
+    (before.length > CONTEXT_CHARS ? '…' : '') + before.slice(-CONTEXT_CHARS).join(''),
+    el('mark', 'context-slot', '？'),
+    after.slice(0, CONTEXT_CHARS).join('') + (after.length > CONTEXT_CHARS ? '…' : ''),
+  );
+  return context;
 }
 
 /**
@@ -47,7 +64,7 @@ export function renderMaskResults(container: HTMLElement, result: FillResult, ch
     card.setAttribute('aria-labelledby', titleId);
     const title = el('h3', 'mask-title');
     title.id = titleId;
-    title.append(el('span', '', result.masks.length > 1 ? `第 ${maskIndex + 1} 处` : '候选'), el('span', 'mask-context', maskContext(result, maskIndex)));
+    title.append(el('span', '', result.masks.length > 1 ? `第 ${maskIndex + 1} 处` : '候选'), maskContext(result, maskIndex));
 
     const list = el('ul', 'candidates');
     mask.candidates.forEach((candidate, candidateIndex) => {

@@ -2,7 +2,7 @@
  * Vite plugin that turns the page into the installable, offline app:
  * - copies the runtime package (repo dist/) verbatim to `tiankong/` and the model directory to
  *   `models/default/`, so Vite never rewrites the Emscripten/ONNX Runtime worker and wasm URLs;
- * - emits the icons (drawn in build/icons.mjs), the web app manifest and the idiom dictionary;
+ * - emits the icons (drawn in tooling/icons.mjs), the web app manifest and the idiom dictionary;
  * - writes the CSP into index.html;
  * - builds the service worker (src/sw/sw.ts) with the precache list of everything above and a
  *   version derived from the content of every precached file.

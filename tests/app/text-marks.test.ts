@@ -1,0 +1,60 @@
+// The editor's mask highlighting must agree with the tokenizer: every spelling the C++
+// tokenizer (dist/core, the reference here) turns into [MASK] is highlighted, nothing else.
+import { readFileSync } from 'node:fs';
+import { describe, expect, test } from 'vitest';
+import { cleanSuspicious, findMarks, findMasks, findSuspicious } from '../../web/app/src/text-marks.js';
+import { BERT_BASE_CHINESE, loadBuild, missingPrerequisite, vocabPath } from '../core/core-builds.js';
+
+const SPELLINGS = ['[MASK]', '[mask]', '[Mask]', '［MASK］', '［ｍａｓｋ］', '[ＭＡＳＫ]', '［MASK]', '[MASK］',
+  '[MASK', 'MASK]', '[ MASK ]', '[MASKS]', '[MAS]', '【MASK】', '(MASK)', '[[MASK]]'];
+
+describe('findMasks agrees with the C++ tokenizer', () => {
+  test.skipIf(missingPrerequisite() !== null)('mask count for every spelling', async () => {
+    const core = await loadBuild('single');
+    const tokenizer = new core.module.Tokenizer(new Uint8Array(readFileSync(vocabPath)), BERT_BASE_CHINESE);
+    try {
+      for (const spelling of SPELLINGS) {
+        const text = `春眠不觉晓，处处闻啼${spelling}。`;
+        const { maskPositions } = tokenizer.encode(text);
+        expect(findMasks(text).length, spelling).toBe(maskPositions.length);
+      }
+    } finally {
+      tokenizer.delete();
+      core.dispose();
+    }
+  });
+
+  test('offsets cover exactly the mask text', () => {
+    const text = '一[MASK]二［ｍａｓｋ］三';
+    expect(findMasks(text).map((m) => text.slice(m.start, m.end))).toEqual(['[MASK]', '［ｍａｓｋ］']);
+  });
+});
+
+describe('suspicious characters', () => {
+  test('flags invisible and unusual characters with a name and code point, not ordinary whitespace', () => {
+    const text = 'a b\tc\nd\u3000e\u200bf\u00a0g\u202eh\u0007i\ufeffj\ufffd';
+    expect(findSuspicious(text).map((m) => [m.start, m.label, m.zeroWidth])).toEqual([
+      [7, '全角空格 U+3000', false],
+      [9, '零宽空格 U+200B', true],
+      [11, '不换行空格 U+00A0', false],
+      [13, '文字方向控制符 U+202E', true],
+      [15, '控制字符 U+0007', true],
+      [17, '零宽不换行空格（BOM） U+FEFF', true],
+      [19, '替换字符（乱码） U+FFFD', false],
+    ]);
+  });
+
+  test('emoji with variation selectors and CJK text are not flagged', () => {
+    expect(findSuspicious('❤️ 春眠不觉晓，处处闻啼鸟。👍🏽')).toEqual([]);
+  });
+
+  test('cleaning removes invisible characters and normalises spaces', () => {
+    expect(cleanSuspicious('春\u3000眠\u200b不\u2028觉\u00a0晓\ufeff')).toBe('春 眠不\n觉 晓');
+  });
+
+  test('marks come sorted and never overlap', () => {
+    const marks = findMarks('\u200b[MASK]\u3000[mask]\u200d');
+    expect(marks.map((m) => m.kind)).toEqual(['suspicious', 'mask', 'suspicious', 'mask', 'suspicious']);
+    for (let i = 1; i < marks.length; i++) expect(marks[i]!.start).toBeGreaterThanOrEqual(marks[i - 1]!.end);
+  });
+});

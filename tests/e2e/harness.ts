@@ -1,0 +1,86 @@
+// Shared setup of the app's browser tests: the tiny test model, a production build of the app
+// with it, the app's own static server (scripts/serve.mjs) with a log of what reached it, and
+// Debian's Chromium driven by playwright-core (flags from shared/docs/toolchain.md).
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { build } from 'vite';
+// @ts-expect-error -- plain ESM module (also run directly by node), no typings
+import { createStaticServer, listen } from '../../scripts/serve.mjs';
+
+export const REPO = fileURLToPath(new URL('../..', import.meta.url));
+export const CHROMIUM = '/usr/bin/chromium';
+export const ARTIFACTS = path.join(REPO, 'tests/e2e/artifacts');
+
+/** Why the browser tests cannot run here, or null. */
+export function missingPrerequisite(): string | null {
+  if (!existsSync(CHROMIUM)) return `${CHROMIUM} not found (apt-get install chromium): app browser tests skipped`;
+  if (!existsSync(path.join(REPO, 'dist/browser.js'))) return 'dist/browser.js missing (run bash scripts/build): app browser tests skipped';
+  if (!existsSync(path.join(REPO, 'dist/core/wasm/tiankong-core.wasm'))) return 'dist/core/wasm missing (run scripts/build-wasm): app browser tests skipped';
+  return null;
+}
+
+/**
+ * Generates the tiny random INT8 test model (scripts/make-test-model) and returns its mask-only
+ * directory. Asynchronous: a blocked test worker misses vitest's RPC deadlines.
+ */
+export async function makeTinyModel(workDir: string): Promise<string> {
+  const out = path.join(workDir, 'model');
+  await promisify(execFile)('bash', [path.join(REPO, 'scripts/make-test-model'), out]);
+  return path.join(out, 'mask-only');
+}
+
+/** Builds the app (web/app/vite.config.ts) with `modelDir` into `outDir`. */
+export async function buildApp(modelDir: string, outDir: string): Promise<void> {
+  const previous = process.env.TIANKONG_MODEL_DIR;
+  process.env.TIANKONG_MODEL_DIR = modelDir;
+  try {
+    await build({ configFile: path.join(REPO, 'web/app/vite.config.ts'), logLevel: 'warn', build: { outDir, emptyOutDir: true } });
+  } finally {
+    if (previous === undefined) delete process.env.TIANKONG_MODEL_DIR;
+    else process.env.TIANKONG_MODEL_DIR = previous;
+  }
+}
+
+export interface ServedApp {
+  origin: string;
+  /** Every request that reached the server, in order ("GET /path"). */
+  log: string[];
+  close(): Promise<void>;
+}
+
+export async function serveApp(root: string): Promise<ServedApp> {
+  const log: string[] = [];
+  const server: Server = createStaticServer({ root, onRequest: (method: string, url: string) => log.push(`${method} ${url}`) });
+  const port: number = await listen(server, 0);
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    log,
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+/** A fresh Chromium profile (so no service worker or cache survives from another run). */
+export async function launchBrowser(): Promise<BrowserContext> {
+  const userDataDir = mkdtempSync(path.join(tmpdir(), 'tiankong-app-chromium-'));
+  return chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+}
+
+export function artifactPath(name: string): string {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  return path.join(ARTIFACTS, name);
+}
