@@ -3,11 +3,12 @@
 // vocab (wasm and native), and cache-hit latency. Prints a summary, writes JSON.
 // usage: node scripts/lib/core-bench.mjs [--out FILE] [--stride N]
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import tokenizers from 'tokenizers';
+import { sampleLines } from './corpus-sample.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const shared = resolve(root, '..', 'shared', 'data');
@@ -24,18 +25,6 @@ function parseArgs(argv) {
     args[key] = key === 'stride' ? Number(argv[i + 1]) : argv[i + 1];
   }
   return args;
-}
-
-/** Every stride-th corpus line over all files (sorted), non-empty. */
-function sampleLines(stride) {
-  const lines = [];
-  let index = 0;
-  for (const file of readdirSync(corpusDir).filter((f) => f.endsWith('.txt')).sort()) {
-    for (const line of readFileSync(join(corpusDir, file), 'utf8').split('\n')) {
-      if (index++ % stride === 0 && line.length > 0) lines.push(line);
-    }
-  }
-  return lines;
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -171,7 +160,7 @@ function benchNative(lines) {
 
 const args = parseArgs(process.argv.slice(2));
 if (!existsSync(vocabPath)) throw new Error(`core-bench: shared data not found at ${shared}`);
-const lines = sampleLines(args.stride);
+const lines = sampleLines(corpusDir, args.stride);
 const bytes = lines.reduce((n, l) => n + Buffer.byteLength(l), 0);
 console.log(`core-bench: ${lines.length} corpus lines, ${(bytes / 1e6).toFixed(2)} MB UTF-8; load average ${loadavg()[0].toFixed(1)} on ${cpus().length} CPUs`);
 

@@ -1,0 +1,331 @@
+// Side-by-side benchmark: tiankong (browser, wasm) vs transformers.js (browser, wasm) vs
+// onnxruntime-node (native bound), same INT8 bert-base-chinese-shaped weights, same
+// sentences, same thread count, in one run. The machine is shared, so absolute numbers
+// drift: contenders are interleaved call by call (order rotated every run) and every row
+// reports ratios measured under the same conditions. Also: cold start, cache hits, page
+// memory, and tokenizer throughput (wasm in the browser vs transformers.js vs native).
+//
+// usage: node bench/run.mjs --models DIR [--threads 1,2] [--lengths 8,16,32,64,128]
+//          [--masks 1,3] [--runs 30] [--warmup 2] [--tokenizer-stride 20] [--out-dir bench/results]
+//          [--no-tokenizers] [--update-doc BENCHMARKS.md]
+// DIR holds tiankong/ (mask-only export) and transformers-js/ (--full-logits export of the
+// same checkpoint); scripts/bench prepares it.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import tokenizers from 'tokenizers';
+import { sampleLines } from '../scripts/lib/corpus-sample.mjs';
+import { CHROMIUM, launchBrowser, openHarness } from './lib/browser.mjs';
+import { renderChart } from './lib/chart.mjs';
+import { createNativeFillMask } from './lib/native.mjs';
+import { benchSentences } from './lib/sentences.mjs';
+import { benchMounts, startBenchServer } from './server.mjs';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const corpusDir = resolve(repoRoot, '..', 'shared', 'data', 'corpus');
+const TOP_K = 5;
+const BROWSER = ['tiankong', 'transformers'];
+
+function parseArgs(argv) {
+  const args = {
+    models: null, threads: '1,2', lengths: '8,16,32,64,128', masks: '1,3', runs: 30, warmup: 2,
+    'tokenizer-stride': 20, 'out-dir': join(repoRoot, 'bench', 'results'), tokenizers: true, 'update-doc': null,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const key = argv[i].replace(/^--/, '');
+    if (key === 'no-tokenizers') args.tokenizers = false;
+    else if (key in args && argv[i].startsWith('--') && i + 1 < argv.length) args[key] = argv[++i];
+    else throw new Error(`unknown or incomplete option ${argv[i]}`);
+  }
+  if (!args.models) throw new Error('--models DIR is required (scripts/bench prepares it)');
+  const list = (s) => String(s).split(',').map(Number);
+  return {
+    ...args, models: resolve(args.models), threads: list(args.threads), lengths: list(args.lengths), masks: list(args.masks),
+    runs: Number(args.runs), warmup: Number(args.warmup), stride: Number(args['tokenizer-stride']), outDir: resolve(args['out-dir']),
+  };
+}
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+}
+
+function summarize(times) {
+  const sorted = [...times].sort((a, b) => a - b);
+  return { p50: +percentile(sorted, 0.5).toFixed(2), p95: +percentile(sorted, 0.95).toFixed(2), runs: times.length };
+}
+
+function machine() {
+  const flags = (readFileSync('/proc/cpuinfo', 'utf8').match(/^flags\s*:(.*)$/m)?.[1] ?? '').trim().split(/\s+/);
+  const simd = ['sse4_2', 'avx', 'avx2', 'fma', 'avx512f', 'avx512_vnni', 'avx_vnni'].filter((f) => flags.includes(f));
+  let chromium = null;
+  try {
+    chromium = execFileSync(CHROMIUM, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch { /* reported as null */ }
+  return {
+    cpu_model: cpus()[0]?.model, logical_cpus: cpus().length, simd_flags: simd,
+    avx512: flags.some((f) => f.startsWith('avx512')), memory_gib: +(totalmem() / 2 ** 30).toFixed(1),
+    node: process.version, chromium, load_average_at_start: loadavg().map((x) => +x.toFixed(2)),
+  };
+}
+
+const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms.toFixed(1));
+
+/** Latency rows for one thread count: every contender loaded, then calls interleaved. */
+async function benchThreads({ args, browser, origin, sentences, threads, flip, onRow }) {
+  const { page, logs } = await openHarness(browser.context, origin);
+  page.setDefaultTimeout(30 * 60_000);
+  const evaluate = (fn, arg) => page.evaluate(fn, arg).catch((error) => {
+    throw new Error(`${error.message}\npage log:\n${logs.slice(-20).join('\n')}`);
+  });
+  try {
+    if (!(await evaluate(() => window.bench.isolated))) throw new Error('the harness page is not cross-origin isolated');
+    const coldText = sentences.get(`${args.lengths[0]}x1`).at(-1);
+    const cold = {};
+    const memory = { baseline_bytes: await evaluate(() => window.bench.memory()) };
+    let before = memory.baseline_bytes;
+    // Alternate which contender loads first, so neither always gets the quieter start.
+    for (const name of flip ? [...BROWSER].reverse() : BROWSER) {
+      process.stdout.write(`  cold load ${name} (${threads} thread${threads > 1 ? 's' : ''})... `);
+      const loaded = await evaluate(([n, t, s]) => window.bench.load(n, t, s), [name, threads, coldText]);
+      if (loaded.threads !== threads) throw new Error(`${name} runs ${loaded.threads} threads, ${threads} requested (${loaded.threadsReason ?? ''})`);
+      const after = await evaluate(() => window.bench.memory());
+      memory[name] = { bytes: after - before };
+      before = after;
+      cold[name] = { load_ms: Math.round(loaded.loadMs), first_prediction_ms: Math.round(loaded.coldMs), ...(loaded.ortVersion ? { ort_version: loaded.ortVersion } : {}) };
+      console.log(`${fmt(loaded.coldMs)} ms to the first prediction, +${(memory[name].bytes / 2 ** 20).toFixed(0)} MiB page memory`);
+    }
+    const nativeStart = performance.now();
+    const native = await createNativeFillMask({
+      modelDir: join(args.models, 'tiankong'), tokenizerJson: join(args.models, 'transformers-js', 'tokenizer.json'), threads, topK: TOP_K,
+    });
+    await native.fill(coldText);
+    cold.native = { first_prediction_ms: Math.round(performance.now() - nativeStart) };
+    console.log(`  cold load native: ${fmt(cold.native.first_prediction_ms)} ms to the first prediction`);
+
+    const calls = {
+      tiankong: (text) => evaluate(([t]) => window.bench.fill('tiankong', t), [text]),
+      transformers: (text) => evaluate(([t]) => window.bench.fill('transformers', t), [text]),
+      native: async (text) => {
+        const started = performance.now();
+        const result = await native.fill(text);
+        return { ms: performance.now() - started, ...result, cached: false };
+      },
+    };
+    const names = Object.keys(calls);
+    const rows = [];
+    for (const chars of args.lengths) {
+      for (const masks of args.masks) {
+        const texts = sentences.get(`${chars}x${masks}`);
+        const times = Object.fromEntries(names.map((n) => [n, []]));
+        // Where tiankong's time goes, per call: ORT session.run, the rest of its fill in the Worker
+        // (tokenize, tensors, top-k, cache), and the Worker round trip (postMessage, structured clone).
+        const split = { ort_run: [], tokenize_decode: [], worker_round_trip: [] };
+        const filled = {};
+        let agree = 0;
+        for (let i = 0; i < args.warmup + args.runs; i++) {
+          const order = names.map((_, k) => names[(k + i) % names.length]);
+          const results = {};
+          for (const name of order) results[name] = await calls[name](texts[i]);
+          if (results.tiankong.cached) throw new Error(`tiankong answered run ${i} from its cache: sentences must be distinct`);
+          for (const name of names) filled[name] = results[name].filled;
+          if (i < args.warmup) continue;
+          for (const name of names) times[name].push(results[name].ms);
+          const tk = results.tiankong;
+          split.ort_run.push(tk.inferenceMs);
+          split.tokenize_decode.push(tk.totalMs - tk.inferenceMs);
+          split.worker_round_trip.push(tk.ms - tk.totalMs);
+          if (results.transformers.top1 === results.native.top1) agree++;
+        }
+        const contenders = Object.fromEntries(names.map((n) => [n, { ...summarize(times[n]), masks_filled: filled[n] }]));
+        const row = {
+          threads, chars, masks, tokens: chars + 2, contenders,
+          speedup_vs_transformers: +(contenders.transformers.p50 / contenders.tiankong.p50).toFixed(3),
+          slowdown_vs_native: +(contenders.tiankong.p50 / contenders.native.p50).toFixed(3),
+          top1_agreement_transformers_native: +(agree / args.runs).toFixed(3),
+          tiankong_breakdown_p50_ms: Object.fromEntries(Object.entries(split).map(([k, v]) => [k, summarize(v).p50])),
+        };
+        rows.push(row);
+        onRow(row);
+        console.log(`  ${String(chars).padStart(3)} chars ${masks} mask${masks > 1 ? 's' : ' '} | p50/p95 ms: tiankong ${fmt(contenders.tiankong.p50)}/${fmt(contenders.tiankong.p95)}` +
+          ` (${filled.tiankong} filled), transformers.js ${fmt(contenders.transformers.p50)}/${fmt(contenders.transformers.p95)} (${filled.transformers} filled),` +
+          ` native ${fmt(contenders.native.p50)}/${fmt(contenders.native.p95)} | tiankong ${row.speedup_vs_transformers.toFixed(2)}x faster than transformers.js,` +
+          ` ${row.slowdown_vs_native.toFixed(2)}x native | tiankong split ${JSON.stringify(row.tiankong_breakdown_p50_ms)}`);
+      }
+    }
+    // Cache hits: the same text again (tiankong's LRU result cache); transformers.js has none.
+    const repeated = sentences.get(`${args.lengths.at(-1)}x1`)[0];
+    const hits = [];
+    for (let i = 0; i < args.runs; i++) {
+      const r = await calls.tiankong(repeated);
+      if (!r.cached) throw new Error('tiankong did not answer a repeated sentence from its cache');
+      hits.push(r.ms);
+    }
+    const cacheHit = { chars: args.lengths.at(-1), ...summarize(hits) };
+    console.log(`  cache hit (${cacheHit.chars} chars, tiankong): p50 ${cacheHit.p50} ms, p95 ${cacheHit.p95} ms`);
+    for (const name of BROWSER) await evaluate(([n]) => window.bench.dispose(n), [name]);
+    return { rows, cold, memory, cacheHit };
+  } finally {
+    await page.close();
+  }
+}
+
+/** Tokenizer MB/s: tiankong wasm and transformers.js in the page, HF tokenizers (native) here. */
+async function benchTokenizers({ args, browser, origin }) {
+  const lines = sampleLines(corpusDir, args.stride);
+  const bytes = lines.reduce((n, l) => n + Buffer.byteLength(l), 0);
+  console.log(`tokenizers: ${lines.length} corpus lines (every ${args.stride}th), ${(bytes / 1e6).toFixed(2)} MB`);
+  const { page } = await openHarness(browser.context, origin);
+  page.setDefaultTimeout(30 * 60_000);
+  const rounds = 3;
+  let inBrowser;
+  try {
+    inBrowser = await page.evaluate(([l, r]) => window.bench.tokenizers(l, r), [lines, rounds]);
+  } finally {
+    await page.close();
+  }
+  const hf = tokenizers.Tokenizer.fromFile(join(args.models, 'transformers-js', 'tokenizer.json'));
+  let oneByOne = Infinity;
+  let batch = Infinity;
+  let tokens = 0;
+  for (let round = 0; round < rounds; round++) {
+    let started = performance.now();
+    tokens = 0;
+    for (const line of lines) tokens += (await hf.encode(line)).getLength();
+    oneByOne = Math.min(oneByOne, (performance.now() - started) / 1000);
+    started = performance.now();
+    for (let i = 0; i < lines.length; i += 4096) await hf.encodeBatch(lines.slice(i, i + 4096));
+    batch = Math.min(batch, (performance.now() - started) / 1000);
+  }
+  const result = {
+    lines: lines.length, bytes,
+    tiankong_wasm_browser: inBrowser.tiankong,
+    transformers_js_browser: inBrowser.transformers,
+    hf_tokenizers_native_encode: { mb_per_s: bytes / 1e6 / oneByOne, seconds: oneByOne, tokens },
+    hf_tokenizers_native_encode_batch: { mb_per_s: bytes / 1e6 / batch, seconds: batch, rayon_threads: process.env.RAYON_NUM_THREADS ?? 'default' },
+  };
+  const counts = { tiankong: inBrowser.tiankong.tokens, transformers: inBrowser.transformers.tokens, native: tokens };
+  result.token_counts_agree = new Set(Object.values(counts)).size === 1;
+  result.token_counts = counts;
+  for (const [name, r] of Object.entries(result)) {
+    if (r?.mb_per_s) console.log(`  ${name.padEnd(34)} ${r.mb_per_s.toFixed(2).padStart(7)} MB/s`);
+  }
+  console.log(`  token counts ${result.token_counts_agree ? 'agree' : 'DIFFER'}: ${JSON.stringify(counts)}`);
+  return result;
+}
+
+function markdown(report) {
+  const m = report.machine;
+  const lines = [
+    `Run ${report.date} · ${m.cpu_model}, ${m.logical_cpus} logical CPUs, SIMD: ${m.simd_flags.join(' ')}` +
+      `${m.avx512 ? '' : ' (no AVX-512)'} · ${m.memory_gib} GiB · Node ${m.node} · ${m.chromium}` +
+      ` · load average at start ${m.load_average_at_start.join(' / ')} (1/5/15 min)`,
+    `Model: ${report.model.description}. ${report.runs} warm runs per row after ${report.warmup} warm-up runs, distinct sentence per run; top-${TOP_K}.`,
+    '',
+    '| threads | chars | masks | tiankong p50 / p95 ms | transformers.js p50 / p95 ms | native p50 / p95 ms | masks filled (tk / tjs / native) | tiankong speedup vs transformers.js | tiankong / native |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (const r of report.rows) {
+    const c = r.contenders;
+    lines.push(`| ${r.threads} | ${r.chars} | ${r.masks} | ${fmt(c.tiankong.p50)} / ${fmt(c.tiankong.p95)} | ${fmt(c.transformers.p50)} / ${fmt(c.transformers.p95)}` +
+      ` | ${fmt(c.native.p50)} / ${fmt(c.native.p95)} | ${c.tiankong.masks_filled} / ${c.transformers.masks_filled} / ${c.native.masks_filled}` +
+      ` | **${r.speedup_vs_transformers.toFixed(2)}×** | ${r.slowdown_vs_native.toFixed(2)}× |`);
+  }
+  lines.push('', '| threads | cold: first prediction ms (tiankong / transformers.js / native) | page memory MiB (tiankong / transformers.js) | tiankong cache hit p50 / p95 ms |', '|---|---|---|---|');
+  for (const t of report.per_threads) {
+    const mib = (b) => (b / 2 ** 20).toFixed(0);
+    lines.push(`| ${t.threads} | ${t.cold.tiankong.first_prediction_ms} / ${t.cold.transformers.first_prediction_ms} / ${t.cold.native.first_prediction_ms}` +
+      ` | ${mib(t.memory.tiankong.bytes)} / ${mib(t.memory.transformers.bytes)} | ${t.cache_hit.p50} / ${t.cache_hit.p95} |`);
+  }
+  if (report.tokenizers) {
+    const t = report.tokenizers;
+    lines.push('', `Tokenizer, ${t.lines} corpus lines (${(t.bytes / 1e6).toFixed(2)} MB), one text per call unless noted, MB/s per wall second:`, '',
+      '| tiankong wasm (browser) | transformers.js (browser) | HF tokenizers native, encode | HF tokenizers native, encodeBatch |', '|---|---|---|---|',
+      `| ${t.tiankong_wasm_browser.mb_per_s.toFixed(2)} | ${t.transformers_js_browser.mb_per_s.toFixed(2)} | ${t.hf_tokenizers_native_encode.mb_per_s.toFixed(2)}` +
+        ` | ${t.hf_tokenizers_native_encode_batch.mb_per_s.toFixed(2)} (${t.hf_tokenizers_native_encode_batch.rayon_threads} Rayon thread) |`,
+      '', `Token counts ${t.token_counts_agree ? 'agree' : 'DIFFER'}: ${JSON.stringify(t.token_counts)}.`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** Replaces the text between the bench markers of `file` with `body`. */
+function updateDoc(file, body) {
+  const text = readFileSync(file, 'utf8');
+  const start = '<!-- bench:start (written by npm run bench) -->';
+  const end = '<!-- bench:end -->';
+  const i = text.indexOf(start);
+  const j = text.indexOf(end);
+  if (i < 0 || j < i) throw new Error(`${file} has no ${start} ... ${end} block`);
+  writeFileSync(file, text.slice(0, i + start.length) + '\n' + body + text.slice(j));
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  for (const dir of ['tiankong', 'transformers-js']) {
+    if (!existsSync(join(args.models, dir, 'model.onnx'))) throw new Error(`${join(args.models, dir)} has no model.onnx (run scripts/bench)`);
+  }
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: the browser benchmark needs Debian's chromium`);
+  const report = {
+    benchmark: 'tiankong vs transformers.js vs onnxruntime-node, fill-mask latency', date: new Date().toISOString(),
+    machine: machine(), runs: args.runs, warmup: args.warmup, top_k: TOP_K,
+    model: {
+      description: 'random-weight bert-base-chinese shape (12 layers × 768, vocab 21128), INT8 (per-channel int8 weights, ' +
+        'dynamic uint8 activations), same checkpoint and quantization for all: mask-only export for tiankong and native, ' +
+        '--full-logits export for transformers.js',
+      tiankong: JSON.parse(readFileSync(join(args.models, 'tiankong', 'model.json'), 'utf8')).files['model.onnx'],
+      transformers_js: JSON.parse(readFileSync(join(args.models, 'transformers-js', 'model.json'), 'utf8')).files['model.onnx'],
+    },
+    rows: [], per_threads: [],
+  };
+  console.log(`bench: ${report.machine.cpu_model}, ${report.machine.logical_cpus} CPUs, load average ${report.machine.load_average_at_start.join(' ')}`);
+  const sentences = benchSentences({ corpusDir, lengths: args.lengths, maskCounts: args.masks, count: args.warmup + args.runs + 1 });
+  const served = [];
+  const server = await startBenchServer(benchMounts({
+    repoRoot, tiankongModelDir: join(args.models, 'tiankong'), transformersModelDir: join(args.models, 'transformers-js'),
+  }), { onRequest: (path, status) => served.push({ path, status }) });
+  const browser = await launchBrowser();
+  mkdirSync(args.outDir, { recursive: true });
+  try {
+    for (const [i, threads] of args.threads.entries()) {
+      console.log(`latency, ${threads} thread${threads > 1 ? 's' : ''}:`);
+      // Rows are saved as they come (bench.json says "partial": true until the run completes).
+      const onRow = (row) => {
+        report.rows.push(row);
+        writeFileSync(join(args.outDir, 'bench.json'), JSON.stringify({ ...report, partial: true }, null, 2) + '\n');
+      };
+      await benchThreads({ args, browser, origin: server.origin, sentences, threads, flip: i % 2 === 1, onRow })
+        .then((result) => report.per_threads.push({ threads, cold: result.cold, memory: result.memory, cache_hit: result.cacheHit }));
+    }
+    if (args.tokenizers) report.tokenizers = await benchTokenizers({ args, browser, origin: server.origin });
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+  // Offline proof: the browser (pages and Workers) requested nothing but this server.
+  const local = (url) => url.startsWith(server.origin + '/') || url.startsWith(`blob:${server.origin}/`) || url.startsWith('data:');
+  const remote = browser.requests.filter((url) => !local(url));
+  if (!browser.requests.some((u) => u.endsWith('/tjs-ort/ort-wasm-simd-threaded.asyncify.wasm'))) {
+    throw new Error('the request log missed Worker requests: cannot prove the run was offline');
+  }
+  if (remote.length) throw new Error(`remote requests were made: ${remote.join(', ')}`);
+  report.offline = { browser_requests: browser.requests.length, remote_requests: 0, served: served.length };
+  console.log(`offline: ${browser.requests.length} browser requests, all to ${server.origin} (or blob:)`);
+
+  const table = markdown(report);
+  writeFileSync(join(args.outDir, 'bench.json'), JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(join(args.outDir, 'bench.svg'), renderChart({
+    rows: report.rows, title: `tiankong vs transformers.js vs native ONNX Runtime, bert-base-chinese INT8 (${report.machine.cpu_model}, ${report.machine.logical_cpus} CPUs, shared)`,
+  }));
+  console.log(`\n${table}`);
+  console.log(`wrote ${relative(process.cwd(), join(args.outDir, 'bench.json'))}, ${relative(process.cwd(), join(args.outDir, 'bench.svg'))}`);
+  if (args['update-doc']) {
+    updateDoc(resolve(args['update-doc']), table);
+    console.log(`updated ${args['update-doc']}`);
+  }
+}
+
+main().catch((error) => {
+  console.error(`bench: ${error.stack ?? error}`);
+  process.exit(1);
+});
