@@ -310,7 +310,7 @@ export class FillMaskEngine {
     return this.queue.run(async () => {
       const started = now();
       const vocabSize = this.tokenizer.vocabSize();
-      const decode = (logits: Float32Array, rows: number) => joint.decoding.decoder.decode(logits, rows, vocabSize);
+      const decode = (logits: Float32Array, rows: number) => decodeLogits(joint.decoding.decoder, logits, rows, vocabSize);
       const words: CachedWords = [];
       for (const maskIndices of adjacentMaskRuns(maskPositions)) {
         const positions = maskIndices.map((index) => maskPositions[index]!);
@@ -344,7 +344,7 @@ export class FillMaskEngine {
     const logits = await this.logitsOf(ids, maskPositions);
     const inferenceMs = now() - started;
     const decodeStarted = now();
-    const decoded: DecodedRow[] = item.decoding.decoder.decode(logits, maskPositions.length, this.tokenizer.vocabSize());
+    const decoded = decodeLogits(item.decoding.decoder, logits, maskPositions.length, this.tokenizer.vocabSize());
     const rows: CachedRows = decoded.map((row) => ({ ids: Array.from(row.ids), p: Array.from(row.probabilities), other: row.other }));
     if (!this.disposed) this.cache.put(ids, maskPositions, item.decoding.fingerprint, JSON.stringify(rows));
     return { rows, inferenceMs, decodeMs: now() - decodeStarted };
@@ -479,6 +479,16 @@ export function toWellFormed(text: string): string {
   const native = (text as { toWellFormed?: () => string }).toWellFormed;
   if (native) return native.call(text);
   return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+}
+
+/** The decoder's top-k; logits it refuses (NaN, +Infinity) come from a broken model, so BAD_MODEL. */
+function decodeLogits(decoder: WasmDecoder, logits: Float32Array, rows: number, vocabSize: number): DecodedRow[] {
+  try {
+    return decoder.decode(logits, rows, vocabSize);
+  } catch (error) {
+    throw new TiankongError('BAD_MODEL', `tiankong: the model returned unusable logits (${describe(error)}); ` +
+      'the model file is broken — re-export it');
+  }
 }
 
 function checkVocabulary(tokenizer: WasmTokenizer, model: LoadedModel): void {
