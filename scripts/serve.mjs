@@ -65,12 +65,13 @@ function cacheControl(relativePath) {
 /**
  * Creates (does not start) the static server for `root`. `onRequest(method, url, status)`
  * is called once per answered request (the e2e tests record what reached the server).
+ * `headers` replaces the security headers (e.g. `{}` to act like a static host that sends none).
  */
-export function createStaticServer({ root, onRequest = () => {} }) {
+export function createStaticServer({ root, onRequest = () => {}, headers: baseHeaders = SECURITY_HEADERS }) {
   const absoluteRoot = path.resolve(root);
   return createServer(async (req, res) => {
     const finish = (status, body, headers = {}) => {
-      res.writeHead(status, { ...SECURITY_HEADERS, 'Content-Type': 'text/plain; charset=utf-8', ...headers });
+      res.writeHead(status, { ...baseHeaders, 'Content-Type': 'text/plain; charset=utf-8', ...headers });
       res.end(req.method === 'HEAD' ? undefined : body);
       onRequest(req.method, req.url, status);
     };
@@ -91,7 +92,7 @@ export function createStaticServer({ root, onRequest = () => {} }) {
       ETag: etag,
     };
     if (req.headers['if-none-match'] === etag) return finish(304, undefined, headers);
-    res.writeHead(200, { ...SECURITY_HEADERS, ...headers, 'Content-Length': info.size });
+    res.writeHead(200, { ...baseHeaders, ...headers, 'Content-Length': info.size });
     if (req.method === 'HEAD') {
       res.end();
       onRequest(req.method, req.url, 200);

@@ -3,7 +3,8 @@
 // 1 and 3 masks, click-to-fill, copy, messages for bad input, second visit from Cache Storage,
 // offline reload, no request leaving the origin, no CSP violation, and the 360 px layout
 // (screenshots saved to tests/e2e/artifacts/).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -16,6 +17,19 @@ if (missing) console.warn(missing);
 const ONE_MASK = '春眠不觉晓，处处闻啼[MASK]。';
 const THREE_MASKS = '白日依山尽，黄[MASK]入[MASK]流。欲穷千里目，更上一层[MASK]。';
 const READY = /模型已就绪/;
+/** The runtime package's Node-only files: copied but never precached or loaded by the page. */
+const NOT_PRECACHED = /^tiankong\/(index|cli|node-[^/]*)\.js$/;
+
+/** sha256 of every file under `dir`, by relative path. */
+function fileHashes(dir: string): Map<string, string> {
+  const hashes = new Map<string, string>();
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const full = path.join(entry.parentPath, entry.name);
+    hashes.set(path.relative(dir, full).split(path.sep).join('/'), createHash('sha256').update(readFileSync(full)).digest('hex'));
+  }
+  return hashes;
+}
 
 // Records, inside the page, every text the status and progress lines show and every CSP violation.
 const RECORDER = `
@@ -37,7 +51,10 @@ interface Seen {
 
 describe.skipIf(missing !== null)('web app in headless Chromium', () => {
   let workDir: string;
+  let model: string;
+  let out: string;
   let app: ServedApp;
+  let headerless: ServedApp | undefined;
   let context: BrowserContext;
   let page: Page;
   const requests: string[] = [];
@@ -45,8 +62,8 @@ describe.skipIf(missing !== null)('web app in headless Chromium', () => {
 
   beforeAll(async () => {
     workDir = mkdtempSync(path.join(tmpdir(), 'tiankong-app-e2e-'));
-    const model = await makeTinyModel(workDir);
-    const out = path.join(workDir, 'app');
+    model = await makeTinyModel(workDir);
+    out = path.join(workDir, 'app');
     await buildApp(model, out);
     app = await serveApp(out);
     context = await launchBrowser();
@@ -61,6 +78,7 @@ describe.skipIf(missing !== null)('web app in headless Chromium', () => {
   afterAll(async () => {
     await context?.close();
     await app?.close();
+    await headerless?.close();
     if (workDir) rmSync(workDir, { recursive: true, force: true });
   });
 
@@ -180,6 +198,45 @@ describe.skipIf(missing !== null)('web app in headless Chromium', () => {
     expect(app.log.filter((r) => !r.startsWith('GET /sw.js'))).toEqual([]);
   });
 
+  test('an update waits for the user, then switches cleanly: only changed files download, old caches go', async () => {
+    // Version 2: the same app with a renamed model (model.json changes, the model bytes do not).
+    const modelV2 = path.join(workDir, 'model-v2');
+    cpSync(model, modelV2, { recursive: true });
+    const manifest = JSON.parse(readFileSync(path.join(modelV2, 'model.json'), 'utf8'));
+    writeFileSync(path.join(modelV2, 'model.json'), JSON.stringify({ ...manifest, name: 'tiny-random-v2' }));
+    const before = fileHashes(out);
+    await buildApp(modelV2, out);
+    const after = fileHashes(out);
+    // What changed on disk (other helpers may rebuild the runtime meanwhile: compare, do not assume).
+    const changed = [...after].filter(([file, hash]) => before.get(file) !== hash && file !== 'sw.js' && !NOT_PRECACHED.test(file))
+      .map(([file]) => `GET /${file}`).sort();
+    expect(changed).toContain('GET /models/default/model.json');
+    app.log.length = 0;
+    await page.reload();
+    await expect.poll(() => page.locator('#update-banner').isVisible(), { timeout: 60_000 }).toBe(true);
+    expect(await page.getByTestId('engine').textContent()).toMatch(/tiny-random$/); // still version 1 until the user says so
+    await page.locator('#update-reload').click();
+    await expect.poll(() => page.getByTestId('engine').textContent(), { timeout: 60_000 }).toMatch(/tiny-random-v2$/);
+    expect(app.log.filter((r) => r !== 'GET /sw.js').sort()).toEqual(changed);
+    const cacheNames = await page.evaluate(() => caches.keys());
+    expect(cacheNames.filter((n) => n.startsWith('tiankong-app-'))).toHaveLength(1);
+  });
+
+  test('a static host that sends no COOP/COEP: the service worker adds them after one reload, so threads work', async () => {
+    headerless = await serveApp(out, { headers: {} });
+    const second = await context.newPage();
+    let navigations = 0;
+    second.on('framenavigated', (frame) => {
+      if (frame === second.mainFrame()) navigations++;
+    });
+    await second.goto(`${headerless.origin}/`);
+    await expect.poll(() => second.getByTestId('status').textContent(), { timeout: 120_000 }).toMatch(READY);
+    expect(await second.evaluate(() => crossOriginIsolated)).toBe(true);
+    expect(navigations).toBe(2);
+    expect(await second.getByTestId('engine').textContent()).toMatch(/[2-9] 线程/);
+    await second.close();
+  });
+
   test('360 px phone layout: no horizontal scroll, touch targets >= 44 px; screenshots', async () => {
     await page.setViewportSize({ width: 360, height: 740 });
     await noThreshold();
@@ -198,7 +255,8 @@ describe.skipIf(missing !== null)('web app in headless Chromium', () => {
 
   test('every request stayed on the origin; no CSP violation or console error', async () => {
     expect(requests.length).toBeGreaterThan(0);
-    expect(requests.filter((url) => new URL(url).origin !== app.origin)).toEqual([]);
+    const origins = [app.origin, headerless?.origin];
+    expect(requests.filter((url) => !origins.includes(new URL(url).origin))).toEqual([]);
     expect((await seen()).csp).toEqual([]);
     expect(consoleErrors.filter((e) => !/ERR_INTERNET_DISCONNECTED/.test(e))).toEqual([]);
   });

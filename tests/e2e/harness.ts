@@ -54,9 +54,10 @@ export interface ServedApp {
   close(): Promise<void>;
 }
 
-export async function serveApp(root: string): Promise<ServedApp> {
+/** Serves `root` with scripts/serve.mjs; `headers` replaces its security headers (`{}`: a host that sends none). */
+export async function serveApp(root: string, options: { headers?: Record<string, string> } = {}): Promise<ServedApp> {
   const log: string[] = [];
-  const server: Server = createStaticServer({ root, onRequest: (method: string, url: string) => log.push(`${method} ${url}`) });
+  const server: Server = createStaticServer({ root, headers: options.headers, onRequest: (method: string, url: string) => log.push(`${method} ${url}`) });
   const port: number = await listen(server, 0);
   return {
     origin: `http://127.0.0.1:${port}`,

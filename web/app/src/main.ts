@@ -194,6 +194,10 @@ function show(result: FillResult): void {
   current = { result, choice, filled: fillSentence(result, choice) };
   render();
   ui.results.hidden = false;
+  // On a phone the results start below the fold: bring them up, but never move what is already visible.
+  if (ui.results.getBoundingClientRect().top > window.innerHeight * 0.8) {
+    ui.results.scrollIntoView({ behavior: matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth', block: 'start' });
+  }
   const t = result.timings;
   ui.timings.textContent = `分词 ${formatMs(t.tokenizeMs)} · 推理 ${result.cached ? '— (缓存命中)' : formatMs(t.inferenceMs)} · ` +
     `解码 ${formatMs(t.decodeMs)} · 合计 ${formatMs(t.totalMs)}`;
