@@ -154,7 +154,10 @@ export class FillMaskEngine {
       throw new TiankongError('BAD_OPTION', `tiankong: maskIndex must be an integer from 0 to ${count - 1} (the text has ` +
         `${count} [MASK]), got ${maskIndex}`);
     }
-    const candidateId = typeof token === 'string' ? this.tokenizer.tokenToId(token) : -1;
+    if (typeof token !== 'string') {
+      throw new TiankongError('BAD_OPTION', `tiankong: token must be a string (a candidate fill() returned), got ${typeof token}`);
+    }
+    const candidateId = this.tokenizer.tokenToId(token);
     if (candidateId < 0) {
       throw new TiankongError('BAD_OPTION', `tiankong: token ${JSON.stringify(token)} is not in the model's vocabulary; ` +
         'explain a candidate token that fill() returned');
