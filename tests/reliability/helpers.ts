@@ -1,5 +1,10 @@
 // Shared by the tests/reliability suites: the input grammar and result invariants live in
 // scripts/lib/fill-inputs.mjs (also used by scripts/soak and scripts/fuzz-fill).
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import type { FillResult } from '../../web/src/index.js';
 import { resultViolations } from '../../scripts/lib/fill-inputs.mjs';
@@ -9,4 +14,28 @@ export { INVISIBLE_CHARS, canonicalMasks, wellFormed } from '../../scripts/lib/f
 /** See resultViolations: the invariants every result satisfies whatever the input. */
 export function expectWellFormedResult(input: string, result: FillResult): void {
   expect(resultViolations(input, result)).toEqual([]);
+}
+
+const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+
+/** Writes a copy of `modelDir` with `edit` applied; model.json is re-hashed unless `keepHashes`. */
+export function modelVariant(modelDir: string, dir: string, edit: (dir: string) => void, keepHashes = false): string {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const file of ['model.json', 'model.onnx', 'vocab.txt']) copyFileSync(join(modelDir, file), join(dir, file));
+  edit(dir);
+  if (!keepHashes) {
+    const manifest = JSON.parse(readFileSync(join(dir, 'model.json'), 'utf8'));
+    for (const file of ['model.onnx', 'vocab.txt']) {
+      const bytes = readFileSync(join(dir, file));
+      manifest.files[file] = { sha256: sha256(bytes), bytes: bytes.byteLength };
+    }
+    writeFileSync(join(dir, 'model.json'), JSON.stringify(manifest));
+  }
+  return dir;
+}
+
+/** Generates the hand-built faulty graphs (see make-faulty-models.py) into `out`. */
+export function makeFaultyGraphs(out: string, vocabSize: number): void {
+  execFileSync('/usr/bin/python3', [fileURLToPath(new URL('make-faulty-models.py', import.meta.url)), out, String(vocabSize)], { stdio: 'pipe' });
 }

@@ -5,42 +5,16 @@
 // then, else at the first fill; a healthy engine in the same process is unaffected.
 // tests/runtime/errors.test.ts already covers: no directory, no vocab, full-logits export,
 // short vocab, "not a protobuf", bad manifest format, a tampered last byte.
-import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { FillMaskModel, TiankongErrorCode } from '../../web/src/index.js';
 import { api, missingPrerequisite, testModelDir } from '../runtime/fixtures.js';
+import { makeFaultyGraphs, modelVariant } from './helpers.js';
 
 const missing = missingPrerequisite();
 if (missing) console.warn(missing);
-
-const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
-
-/** Writes a copy of `modelDir` with `edit` applied; model.json is re-hashed unless `keepHashes`. */
-export function modelVariant(modelDir: string, dir: string, edit: (dir: string) => void, keepHashes = false): string {
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  for (const file of ['model.json', 'model.onnx', 'vocab.txt']) copyFileSync(join(modelDir, file), join(dir, file));
-  edit(dir);
-  if (!keepHashes) {
-    const manifest = JSON.parse(readFileSync(join(dir, 'model.json'), 'utf8'));
-    for (const file of ['model.onnx', 'vocab.txt']) {
-      const bytes = readFileSync(join(dir, file));
-      manifest.files[file] = { sha256: sha256(bytes), bytes: bytes.byteLength };
-    }
-    writeFileSync(join(dir, 'model.json'), JSON.stringify(manifest));
-  }
-  return dir;
-}
-
-/** Generates the hand-built faulty graphs (see make-faulty-models.py) into `out`. */
-export function makeFaultyGraphs(out: string, vocabSize: number): void {
-  execFileSync('/usr/bin/python3', [fileURLToPath(new URL('make-faulty-models.py', import.meta.url)), out, String(vocabSize)], { stdio: 'pipe' });
-}
 
 describe.skipIf(missing !== null)('model faults (Node)', () => {
   let modelDir: string;

@@ -42,6 +42,16 @@ export interface BrowserFillMaskOptions extends CreateFillMaskOptions {
 
 type Pending = { resolve(value: unknown): void; reject(error: TiankongError): void; onProgress?: (p: LoadProgress) => void };
 
+/** Why the Worker died: offline before worker.js was ever downloaded, or a load/bundling problem. */
+function workerError(event: ErrorEvent): TiankongError {
+  if (!event.message && typeof navigator !== 'undefined' && navigator.onLine === false) {
+    return new TiankongError('NETWORK', 'tiankong: the browser is offline, so the runtime\'s Worker (worker.js) could not be ' +
+      'downloaded; connect and try again (an app can precache it with a service worker to work offline)');
+  }
+  return new TiankongError('UNSUPPORTED', `tiankong: the Worker failed: ${event.message || 'could not load worker.js'}; ` +
+    'make sure your bundler serves the package\'s dist/worker.js as a module worker');
+}
+
 /** Request/response bookkeeping over one Worker. */
 class WorkerClient {
   private nextId = 1;
@@ -53,8 +63,7 @@ class WorkerClient {
     worker.onmessage = (event: MessageEvent<Reply>) => this.receive(event.data);
     worker.onerror = (event: ErrorEvent) => {
       event.preventDefault();
-      this.fail(new TiankongError('UNSUPPORTED', `tiankong: the Worker failed: ${event.message || 'could not load worker.js'}; ` +
-        'make sure your bundler serves the package\'s dist/worker.js as a module worker'));
+      this.fail(workerError(event));
     };
   }
 

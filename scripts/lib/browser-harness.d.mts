@@ -1,0 +1,12 @@
+// Types of browser-harness.mjs (used from the TypeScript test suites).
+import type { BrowserContext } from 'playwright-core';
+export type Fault = { drop: number } | { html: string } | { status: number } | { short: number };
+export interface FaultServer {
+  origin: string;
+  log: string[];
+  models: Record<string, string>;
+  fail(path: string, fault: Fault, times?: number): void;
+  close(): Promise<void>;
+}
+export function startFaultServer(options: { distDir: string; ortDir: string; models: Record<string, string> }): Promise<FaultServer>;
+export function launchChromium(options?: { userDataDir?: string }): Promise<BrowserContext>;
