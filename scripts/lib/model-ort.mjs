@@ -24,8 +24,9 @@ async function loadRuntime(kind) {
  * @param {string} modelPath path to a .onnx file
  * @param {'node'|'web'} kind
  * @param {number} threads intra-op threads (set explicitly: the web default is 1 on 2 cores)
+ * @param {object} [extraOptions] more session options (e.g. enableProfiling), merged last
  */
-export async function createSession(modelPath, kind, threads) {
+export async function createSession(modelPath, kind, threads, extraOptions = {}) {
   runtimes[kind] ??= await loadRuntime(kind);
   const ort = runtimes[kind];
   if (kind === 'web') {
@@ -36,6 +37,7 @@ export async function createSession(modelPath, kind, threads) {
   }
   const options = { graphOptimizationLevel: 'all', executionProviders: [kind === 'web' ? 'wasm' : 'cpu'] };
   if (kind === 'node') Object.assign(options, { intraOpNumThreads: threads, interOpNumThreads: 1 });
+  Object.assign(options, extraOptions);
   const session = await ort.InferenceSession.create(new Uint8Array(readFileSync(modelPath)), options);
   return { session, ort, kind, threads };
 }
