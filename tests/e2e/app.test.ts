@@ -55,6 +55,7 @@ describe.skipIf(missing !== null)('web app in headless Chromium', () => {
   let out: string;
   let app: ServedApp;
   let headerless: ServedApp | undefined;
+  let broken: ServedApp | undefined;
   let context: BrowserContext;
   let page: Page;
   const requests: string[] = [];
@@ -70,7 +71,8 @@ describe.skipIf(missing !== null)('web app in headless Chromium', () => {
     await context.addInitScript(RECORDER);
     context.on('request', (request) => requests.push(request.url()));
     context.on('console', (message) => {
-      if (message.type() === 'error') consoleErrors.push(message.text());
+      // The broken-model test's 404s are expected there.
+      if (message.type() === 'error' && !(broken && message.location().url.startsWith(broken.origin))) consoleErrors.push(message.text());
     });
     page = context.pages()[0] ?? (await context.newPage());
   });
@@ -79,6 +81,7 @@ describe.skipIf(missing !== null)('web app in headless Chromium', () => {
     await context?.close();
     await app?.close();
     await headerless?.close();
+    await broken?.close();
     if (workDir) rmSync(workDir, { recursive: true, force: true });
   });
 
@@ -237,6 +240,24 @@ describe.skipIf(missing !== null)('web app in headless Chromium', () => {
     await second.close();
   });
 
+  test('a missing model file: the page says what failed and offers a retry; nothing bad is cached', async () => {
+    const copy = path.join(workDir, 'broken');
+    cpSync(out, copy, { recursive: true });
+    rmSync(path.join(copy, 'models/default/model.onnx'));
+    broken = await serveApp(copy);
+    const third = await context.newPage();
+    await third.goto(`${broken.origin}/`);
+    await expect.poll(() => third.locator('#error-title').textContent(), { timeout: 120_000 }).toBe('下载失败');
+    expect(await third.getByTestId('status').textContent()).toBe('模型未能加载');
+    expect(await third.locator('#error-detail').textContent()).toMatch(/HTTP 404 .*model\.onnx/);
+    expect(await third.locator('#error-retry').isVisible()).toBe(true);
+    expect(await third.getByTestId('predict').isDisabled()).toBe(true);
+    const cachedModelFiles = await third.evaluate(async () =>
+      (await (await caches.open('tiankong-models-v1')).keys()).map((r) => r.url).filter((u) => u.includes('model.onnx')));
+    expect(cachedModelFiles).toEqual([]);
+    await third.close();
+  });
+
   test('360 px phone layout: no horizontal scroll, touch targets >= 44 px; screenshots', async () => {
     await page.setViewportSize({ width: 360, height: 740 });
     await noThreshold();
@@ -251,11 +272,14 @@ describe.skipIf(missing !== null)('web app in headless Chromium', () => {
     await page.screenshot({ path: artifactPath('mobile-360-full.png'), fullPage: true });
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.screenshot({ path: artifactPath('desktop-1280.png'), fullPage: true });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.screenshot({ path: artifactPath('desktop-1280-dark.png'), fullPage: true });
+    await page.emulateMedia({ colorScheme: 'light' });
   });
 
   test('every request stayed on the origin; no CSP violation or console error', async () => {
     expect(requests.length).toBeGreaterThan(0);
-    const origins = [app.origin, headerless?.origin];
+    const origins = [app.origin, headerless?.origin, broken?.origin];
     expect(requests.filter((url) => !origins.includes(new URL(url).origin))).toEqual([]);
     expect((await seen()).csp).toEqual([]);
     expect(consoleErrors.filter((e) => !/ERR_INTERNET_DISCONNECTED/.test(e))).toEqual([]);
