@@ -7,7 +7,7 @@
 //
 // usage: node bench/run.mjs --models DIR [--threads 1,2] [--lengths 8,16,32,64,128]
 //          [--masks 1,3] [--runs 30] [--warmup 2] [--tokenizer-stride 20] [--out-dir bench/results]
-//          [--no-tokenizers] [--update-doc BENCHMARKS.md]
+//          [--no-tokenizers] [--update-doc BENCHMARKS.md] [--report-only bench/results/bench.json]
 // DIR holds tiankong/ (mask-only export) and transformers-js/ (--full-logits export of the
 // same checkpoint); scripts/bench prepares it.
 import { execFileSync } from 'node:child_process';
@@ -32,6 +32,7 @@ function parseArgs(argv) {
   const args = {
     models: null, threads: '1,2', lengths: '8,16,32,64,128', masks: '1,3', runs: 30, warmup: 2,
     'tokenizer-stride': 20, 'out-dir': join(repoRoot, 'bench', 'results'), tokenizers: true, 'update-doc': null,
+    'report-only': null,
   };
   for (let i = 0; i < argv.length; i++) {
     const key = argv[i].replace(/^--/, '');
@@ -39,10 +40,10 @@ function parseArgs(argv) {
     else if (key in args && argv[i].startsWith('--') && i + 1 < argv.length) args[key] = argv[++i];
     else throw new Error(`unknown or incomplete option ${argv[i]}`);
   }
-  if (!args.models) throw new Error('--models DIR is required (scripts/bench prepares it)');
+  if (!args.models && !args['report-only']) throw new Error('--models DIR is required (scripts/bench prepares it)');
   const list = (s) => String(s).split(',').map(Number);
   return {
-    ...args, models: resolve(args.models), threads: list(args.threads), lengths: list(args.lengths), masks: list(args.masks),
+    ...args, models: args.models && resolve(args.models), threads: list(args.threads), lengths: list(args.lengths), masks: list(args.masks),
     runs: Number(args.runs), warmup: Number(args.warmup), stride: Number(args['tokenizer-stride']), outDir: resolve(args['out-dir']),
   };
 }
@@ -215,6 +216,15 @@ async function benchTokenizers({ args, browser, origin }) {
   return result;
 }
 
+/** Speedup per mask actually filled: transformers.js fills only the first [MASK] of a text. */
+function perFilledMask({ contenders: { tiankong, transformers } }) {
+  return (transformers.p50 / transformers.masks_filled) / (tiankong.p50 / tiankong.masks_filled);
+}
+
+function split({ tiankong_breakdown_p50_ms: b }) {
+  return b ? `${fmt(b.ort_run)} / ${b.tokenize_decode.toFixed(1)} / ${b.worker_round_trip.toFixed(1)}` : '–';
+}
+
 function markdown(report) {
   const m = report.machine;
   const lines = [
@@ -223,14 +233,14 @@ function markdown(report) {
       ` · load average at start ${m.load_average_at_start.join(' / ')} (1/5/15 min)`,
     `Model: ${report.model.description}. ${report.runs} warm runs per row after ${report.warmup} warm-up runs, distinct sentence per run; top-${TOP_K}.`,
     '',
-    '| threads | chars | masks | tiankong p50 / p95 ms | transformers.js p50 / p95 ms | native p50 / p95 ms | masks filled (tk / tjs / native) | tiankong speedup vs transformers.js | tiankong / native |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| threads | chars | masks | tiankong p50 / p95 ms | transformers.js p50 / p95 ms | native p50 / p95 ms | masks filled (tk / tjs / native) | tiankong speedup vs transformers.js | per filled mask | tiankong / native | tiankong split ms: ORT run / tokenize+top-k / Worker trip |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of report.rows) {
     const c = r.contenders;
     lines.push(`| ${r.threads} | ${r.chars} | ${r.masks} | ${fmt(c.tiankong.p50)} / ${fmt(c.tiankong.p95)} | ${fmt(c.transformers.p50)} / ${fmt(c.transformers.p95)}` +
       ` | ${fmt(c.native.p50)} / ${fmt(c.native.p95)} | ${c.tiankong.masks_filled} / ${c.transformers.masks_filled} / ${c.native.masks_filled}` +
-      ` | **${r.speedup_vs_transformers.toFixed(2)}×** | ${r.slowdown_vs_native.toFixed(2)}× |`);
+      ` | **${r.speedup_vs_transformers.toFixed(2)}×** | ${perFilledMask(r).toFixed(2)}× | ${r.slowdown_vs_native.toFixed(2)}× | ${split(r)} |`);
   }
   lines.push('', '| threads | cold: first prediction ms (tiankong / transformers.js / native) | page memory MiB (tiankong / transformers.js) | tiankong cache hit p50 / p95 ms |', '|---|---|---|---|');
   for (const t of report.per_threads) {
@@ -260,8 +270,25 @@ function updateDoc(file, body) {
   writeFileSync(file, text.slice(0, i + start.length) + '\n' + body + text.slice(j));
 }
 
+/** Writes bench.json, bench.svg, prints the tables and (optionally) updates the doc. */
+function writeReport(report, args) {
+  const table = markdown(report);
+  writeFileSync(join(args.outDir, 'bench.json'), JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(join(args.outDir, 'bench.svg'), renderChart({
+    rows: report.rows, title: `tiankong vs transformers.js vs native ONNX Runtime, bert-base-chinese INT8 (${report.machine.cpu_model}, ${report.machine.logical_cpus} CPUs, shared)`,
+  }));
+  console.log(`\n${table}`);
+  console.log(`wrote ${relative(process.cwd(), join(args.outDir, 'bench.json'))}, ${relative(process.cwd(), join(args.outDir, 'bench.svg'))}`);
+  if (args['update-doc']) {
+    updateDoc(resolve(args['update-doc']), table);
+    console.log(`updated ${args['update-doc']}`);
+  }
+}
+
 async function main() {
   const args = parseArgs(process.argv.slice(2));
+  // Re-render the tables, chart and doc from a finished run's bench.json (no measuring).
+  if (args['report-only']) return writeReport(JSON.parse(readFileSync(args['report-only'], 'utf8')), args);
   for (const dir of ['tiankong', 'transformers-js']) {
     if (!existsSync(join(args.models, dir, 'model.onnx'))) throw new Error(`${join(args.models, dir)} has no model.onnx (run scripts/bench)`);
   }
@@ -312,17 +339,7 @@ async function main() {
   report.offline = { browser_requests: browser.requests.length, remote_requests: 0, served: served.length };
   console.log(`offline: ${browser.requests.length} browser requests, all to ${server.origin} (or blob:)`);
 
-  const table = markdown(report);
-  writeFileSync(join(args.outDir, 'bench.json'), JSON.stringify(report, null, 2) + '\n');
-  writeFileSync(join(args.outDir, 'bench.svg'), renderChart({
-    rows: report.rows, title: `tiankong vs transformers.js vs native ONNX Runtime, bert-base-chinese INT8 (${report.machine.cpu_model}, ${report.machine.logical_cpus} CPUs, shared)`,
-  }));
-  console.log(`\n${table}`);
-  console.log(`wrote ${relative(process.cwd(), join(args.outDir, 'bench.json'))}, ${relative(process.cwd(), join(args.outDir, 'bench.svg'))}`);
-  if (args['update-doc']) {
-    updateDoc(resolve(args['update-doc']), table);
-    console.log(`updated ${args['update-doc']}`);
-  }
+  writeReport(report, args);
 }
 
 main().catch((error) => {
