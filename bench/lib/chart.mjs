@@ -24,8 +24,8 @@ export function renderChart({ rows, title }) {
   const panelW = 460;
   const panelH = 260;
   const margin = { left: 60, top: 70, gap: 40 };
-  const width = margin.left + threadList.length * (panelW + margin.gap);
-  const height = margin.top + maskList.length * (panelH + 70) + 10;
+  const width = Math.max(1000, margin.left + threadList.length * (panelW + margin.gap));
+  const height = margin.top + maskList.length * (panelH + 70) + 20;
   const out = [`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="sans-serif" font-size="11">`,
     `<rect width="100%" height="100%" fill="white"/>`,
     `<text x="${margin.left}" y="22" font-size="15" font-weight="bold">${esc(title)}</text>`];
@@ -40,7 +40,7 @@ export function renderChart({ rows, title }) {
     const y0 = margin.top + mi * (panelH + 70) + 20;
     const max = niceMax(Math.max(...panel.flatMap((r) => names.map((n) => r.contenders[n]?.p50 ?? 0))));
     const y = (v) => y0 + panelH - (v / max) * panelH;
-    out.push(`<text x="${x0}" y="${y0 - 8}" font-weight="bold">${masks} mask${masks > 1 ? 's' : ''}, ${threads} thread${threads > 1 ? 's' : ''}: warm p50 ms (lower is better); ×: tiankong speedup vs transformers.js</text>`);
+    out.push(`<text x="${x0}" y="${y0 - 8}" font-weight="bold">${masks} mask${masks > 1 ? 's' : ''}, ${threads} thread${threads > 1 ? 's' : ''}: warm p50 ms (lower is better), ×N = tiankong speedup</text>`);
     for (let k = 0; k <= 4; k++) {
       const v = (max * k) / 4;
       out.push(`<line x1="${x0}" x2="${x0 + panelW}" y1="${y(v)}" y2="${y(v)}" stroke="#dee2e6"/>`,
@@ -61,6 +61,6 @@ export function renderChart({ rows, title }) {
     });
     out.push(`<line x1="${x0}" x2="${x0 + panelW}" y1="${y0 + panelH}" y2="${y0 + panelH}" stroke="#495057"/>`);
   }));
-  out.push('</svg>');
+  out.push(`<text x="${margin.left}" y="${height - 8}" fill="#495057">Shared, loaded machine: absolute times drift; the three contenders ran interleaved, so compare within a group.</text>`, '</svg>');
   return out.join('\n') + '\n';
 }
