@@ -10,6 +10,7 @@ import { formatBytes, formatMs } from './format.js';
 import { findCompletedIdioms, type IdiomAsset } from './idiom-lookup.js';
 import { fullMemoryReading, quickMemoryReading, type MemoryReading } from './memory.js';
 import { errorCode, errorDetail, MESSAGES } from './messages.js';
+import { fillWithWord, HeatmapView, renderWords } from './explain-view.js';
 import { startServiceWorker, type ServiceWorkerState } from './pwa.js';
 import { renderFilled, renderMaskResults } from './results-view.js';
 import { appUrl, importRuntime, type FillMaskModel, type FillOptions, type FillResult, type LoadProgress } from './runtime.js';
@@ -61,6 +62,7 @@ let current: { result: FillResult; choice: number[]; filled: Filled } | null = n
 let inflight: AbortController | null = null;
 let idioms: Promise<IdiomAsset | null> | null = null;
 let retryAction: (() => void) | null = null;
+const heatmap = new HeatmapView(ui.maskResults);
 
 const editor = new MaskEditor(byId<HTMLTextAreaElement>('input'), byId('editor-backdrop'), byId('input-warnings'), () => {
   if (!ui.error.dataset.loadError) hideError();
@@ -162,6 +164,7 @@ function fillOptions(signal: AbortSignal): FillOptions {
     topK: Number(ui.topK.value),
     threshold: Number(ui.threshold.value),
     ...(filter === 'chinese' || filter === 'no-punctuation' ? { filter } : {}),
+    joint: true,
     signal,
   };
 }
@@ -193,6 +196,13 @@ function show(result: FillResult): void {
   const choice = result.masks.map(() => 0);
   current = { result, choice, filled: fillSentence(result, choice) };
   render();
+  heatmap.clear();
+  renderWords(ui.maskResults, result, (word, candidate) => {
+    if (!current) return;
+    current.filled = fillWithWord(current.result, current.choice, word, candidate);
+    renderFilled(ui.filled, current.filled);
+    void showIdiom(current.filled);
+  });
   ui.results.hidden = false;
   // On a phone the results start below the fold: bring them up, but never move what is already visible.
   if (ui.results.getBoundingClientRect().top > window.innerHeight * 0.8) {
@@ -212,6 +222,8 @@ function render(): void {
   renderMaskResults(ui.maskResults, result, choice, (maskIndex, candidateIndex) => {
     choice[maskIndex] = candidateIndex;
     render();
+    const { token } = result.masks[maskIndex]!.candidates[candidateIndex]!;
+    void heatmap.show(token, (signal) => model!.explain(result.text, maskIndex, token, { signal }));
   });
   renderFilled(ui.filled, current.filled);
   ui.copyFeedback.textContent = '';
