@@ -120,7 +120,7 @@ describe.skipIf(missing !== null)('explain with the tiny model', () => {
 });
 
 describe.skipIf(missing !== null || !hasDefaultModel)('explain with the default model', () => {
-  test('scores equal the independent drop; the idiom context carries the fill', async () => {
+  test('scores equal the independently computed drop', async () => {
     const { createFillMask } = await api();
     const ref = await Reference.create(DEFAULT_MODEL);
     const tk = await createFillMask({ model: DEFAULT_MODEL, backend: 'auto', threads: 2 });
@@ -128,7 +128,6 @@ describe.skipIf(missing !== null || !hasDefaultModel)('explain with the default 
       const text = '掩耳盗[MASK]';
       const result = await tk.explain(text, 0, '铃');
       await expectMatchesReference(result, ref, 1e-9);
-      expect(result.top.length).toBeGreaterThan(0);
     } finally {
       await tk.dispose();
     }
