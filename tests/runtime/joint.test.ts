@@ -166,6 +166,13 @@ describe.skipIf(missing !== null)('joint decoding with the tiny model', () => {
     expect((await native.fill('[MASK]天', { joint: true })).words).toEqual([]);
   });
 
+  test('fillBatch decodes words per text like fill', async () => {
+    const texts = ['[MASK][MASK]天', '秋[MASK]', '中[MASK][MASK]人'];
+    const batch = await native.fillBatch(texts, { joint: true, beam: 2, topK: 2 });
+    for (const [i, text] of texts.entries()) expect(batch[i]!.words).toEqual((await native.fill(text, { joint: true, beam: 2, topK: 2 })).words);
+    expect(batch.map((r) => r.words!.length)).toEqual([1, 0, 1]);
+  });
+
   test('option errors', async () => {
     const code = (p: Promise<unknown>) => p.then(() => 'resolved', (e) => `${e.code}: ${e.message}`);
     expect(await code(native.fill('[MASK][MASK]', { beam: 3 }))).toMatch(/^BAD_OPTION: .*beam only applies to joint decoding/);
