@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     # x86 onnxruntime-node saturates uint8×int8 products of full-range (±127) weights, so its
     # top-1 agreement is reported but only checked for --reduce-range exports; the wasm
     # runtime, which the app uses, is always checked.
-    native_checked = manifest["quantization"].get("weight_range", 0) != 127
+    native_checked = manifest["quantization"].get("weight_range", 127) != 127
     for runtime, metrics in report["vs_reference"].items():
         if runtime == "onnxruntime-web" or native_checked:
             checks.append({"name": f"{runtime} top-1 agreement", "value": metrics["top1_agreement"],

@@ -6,7 +6,7 @@
 // so that variants are compared in the same process under the same conditions.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createSession, runLogits } from './model-ort.mjs';
@@ -110,7 +110,7 @@ async function main() {
     mkdirSync(dirname(resolve(args.out)), { recursive: true });
     const report = {
       benchmark: 'model-latency', date: new Date().toISOString(), node: process.version,
-      cpu: cpus()[0]?.model, cores: cpus().length, batch: 1, masks: Number(args.masks),
+      cpu: cpus()[0]?.model, cores: cpus().length, load_average_at_end: loadavg(), batch: 1, masks: Number(args.masks),
       runs: Number(args.runs), warmup: Number(args.warmup), rows,
     };
     writeFileSync(args.out, JSON.stringify(report, null, 2) + '\n');
