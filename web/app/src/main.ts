@@ -259,13 +259,22 @@ function describeMemory(reading: MemoryReading): string {
     : `内存 ${formatBytes(reading.bytes)}（页面 JS 堆，不含 Worker）`;
 }
 
+let memoryMeasuring = false;
+
+/** Shows the quick reading now and the full one when the browser delivers it (one measurement at a time). */
 async function reportMemory(): Promise<void> {
   const quick = quickMemoryReading();
   if (quick && !ui.memory.dataset.scope) ui.memory.textContent = describeMemory(quick);
-  const full = await fullMemoryReading();
-  if (full) {
-    ui.memory.textContent = describeMemory(full);
-    ui.memory.dataset.scope = full.scope;
+  if (memoryMeasuring) return;
+  memoryMeasuring = true;
+  try {
+    const full = await fullMemoryReading();
+    if (full) {
+      ui.memory.textContent = describeMemory(full);
+      ui.memory.dataset.scope = full.scope;
+    }
+  } finally {
+    memoryMeasuring = false;
   }
 }
 

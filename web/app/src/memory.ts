@@ -22,10 +22,10 @@ export function quickMemoryReading(): MemoryReading | null {
 
 /**
  * The full reading when the page is cross-origin isolated and the browser has
- * performance.measureUserAgentSpecificMemory (it may wait for the next garbage collection;
- * gives up after `timeoutMs`), else null.
+ * performance.measureUserAgentSpecificMemory, else null. Chromium answers at its next garbage
+ * collection (about a minute when idle), so this gives up only after `timeoutMs`.
  */
-export async function fullMemoryReading(timeoutMs = 30_000): Promise<MemoryReading | null> {
+export async function fullMemoryReading(timeoutMs = 120_000): Promise<MemoryReading | null> {
   const measure = (performance as unknown as MemoryApis).measureUserAgentSpecificMemory;
   if (!globalThis.crossOriginIsolated || typeof measure !== 'function') return null;
   let timer: ReturnType<typeof setTimeout> | undefined;
