@@ -21,7 +21,7 @@ function parseArgs(argv) {
       args[key] = argv[++i];
     } else args.models.push(resolve(flag));
   }
-  if (!args.models.length) throw new Error('usage: model-bench.mjs [options] MODEL_DIR...');
+  if (!args.models.length) throw new Error('usage: bench-model [--configs node:2,web:1,web:2] [--seqs 16,32,64,128] [--runs N] [--out FILE] MODEL_DIR...');
   return args;
 }
 
