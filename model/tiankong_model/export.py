@@ -50,8 +50,8 @@ def export_fp32(model: BertForMaskedLM, full_logits: bool = False, token_type_id
     axes, and replaces the transposed copy of the tied embedding torch writes for the
     decoder by a Transpose of the embedding table itself."""
     names = graph_inputs(full_logits, token_type_ids)
-    batch, seq, n_masks = 1, 8, 2
-    examples = {"input_ids": torch.randint(5, model.config.vocab_size, (batch, seq)),
+    batch, seq = 1, 8  # trace shapes only: every axis is exported as dynamic
+    examples = {"input_ids": (torch.arange(5, 5 + seq) % model.config.vocab_size).unsqueeze(0),
                 "attention_mask": torch.ones(batch, seq, dtype=torch.int64),
                 "token_type_ids": torch.zeros(batch, seq, dtype=torch.int64),
                 "mask_positions": torch.tensor([[1, 4]], dtype=torch.int64)}
