@@ -6,10 +6,10 @@ const COLORS = { tiankong: '#d9480f', transformers: '#1c7ed6', native: '#868e96'
 const LABELS = { tiankong: 'tiankong (wasm)', transformers: 'transformers.js (wasm)', native: 'onnxruntime-node (native)' };
 const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;');
 
-/** A "nice" axis maximum ≥ v (1, 2, 2.5 or 5 × 10^n). */
+/** A "nice" axis maximum ≥ v whose quarters are round too (1, 2, 3, 4, 6 or 8 × 10^n). */
 function niceMax(v) {
   const p = 10 ** Math.floor(Math.log10(v));
-  return [1, 2, 2.5, 5, 10].map((m) => m * p).find((x) => x >= v);
+  return [1, 2, 3, 4, 6, 8, 10].map((m) => m * p).find((x) => x >= v);
 }
 
 /**
