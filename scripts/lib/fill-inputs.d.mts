@@ -12,3 +12,4 @@ export function seededRandom(seed: number): () => number;
 export function randomText(random: () => number): string;
 export function randomFillCall(random: () => number): { text: unknown; options: Record<string, unknown> };
 export function describeInput(text: unknown): string;
+export function soakCall(random: () => number): { kind: 'repeat' | 'fresh' | 'error' | 'hostile'; text: string; options: Record<string, unknown> };

@@ -170,3 +170,36 @@ export function describeInput(text) {
   const json = JSON.stringify(text).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   return json.length > 300 ? `${json.slice(0, 200)}…(${text.length} UTF-16 units)…${json.slice(-60)}` : json;
 }
+
+const SOAK_POOL_SIZE = 40;
+
+/**
+ * One call of a soak run's mix, from a seeded random: ~45% texts from a fixed pool of
+ * SOAK_POOL_SIZE (cache hits once seen), ~40% fresh texts with 1–3 masks (cache misses), ~10%
+ * rejected calls (empty, no mask, too long, bad option), ~5% hostile grammar texts. `kind` says
+ * which, for the report.
+ */
+export function soakCall(random) {
+  const roll = random();
+  if (roll < 0.45) {
+    const n = int(random, SOAK_POOL_SIZE);
+    return { kind: 'repeat', text: `${HANZI[n % HANZI.length]}${HANZI[(n * 7) % HANZI.length]}[MASK]${HANZI[(n * 13) % HANZI.length]}。`, options: {} };
+  }
+  if (roll < 0.85) {
+    let text = pickChars(random, HANZI, 3 + int(random, 40));
+    for (let m = 1 + int(random, 3); m > 0; m--) {
+      const at = int(random, text.length + 1);
+      text = `${text.slice(0, at)}[MASK]${text.slice(at)}`;
+    }
+    return { kind: 'fresh', text, options: random() < 0.2 ? { topK: 3 } : {} };
+  }
+  if (roll < 0.95) {
+    return pick(random, [
+      { kind: 'error', text: '', options: {} },
+      { kind: 'error', text: pickChars(random, HANZI, 10), options: {} },
+      { kind: 'error', text: `${pickChars(random, HANZI, 200)}[MASK]`, options: {} },
+      { kind: 'error', text: '春[MASK]', options: { topK: 0 } },
+    ]);
+  }
+  return { kind: 'hostile', text: randomText(random), options: {} };
+}
