@@ -1,5 +1,6 @@
-// Shared by the tests/reliability suites: the input grammar and result invariants live in
-// scripts/lib/fill-inputs.mjs (also used by scripts/soak and scripts/fuzz-fill).
+// Shared by the tests/reliability suites: result invariants (one implementation, in
+// scripts/lib/fill-inputs.mjs, also used by scripts/soak and scripts/fuzz-fill) and faulty copies
+// of the test model.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
