@@ -230,7 +230,8 @@ function markdown(report) {
   const lines = [
     `Run ${report.date} · ${m.cpu_model}, ${m.logical_cpus} logical CPUs, SIMD: ${m.simd_flags.join(' ')}` +
       `${m.avx512 ? '' : ' (no AVX-512)'} · ${m.memory_gib} GiB · Node ${m.node} · ${m.chromium}` +
-      ` · load average at start ${m.load_average_at_start.join(' / ')} (1/5/15 min)`,
+      ` · load average (1/5/15 min) at start ${m.load_average_at_start.join(' / ')}` +
+      `${m.load_average_at_end ? `, at end ${m.load_average_at_end.join(' / ')}` : ''}`,
     `Model: ${report.model.description}. ${report.runs} warm runs per row after ${report.warmup} warm-up runs, distinct sentence per run; top-${TOP_K}.`,
     '',
     '| threads | chars | masks | tiankong p50 / p95 ms | transformers.js p50 / p95 ms | native p50 / p95 ms | masks filled (tk / tjs / native) | tiankong speedup vs transformers.js | per filled mask | tiankong / native | tiankong split ms: ORT run / tokenize+top-k / Worker trip |',
@@ -336,6 +337,7 @@ async function main() {
     throw new Error('the request log missed Worker requests: cannot prove the run was offline');
   }
   if (remote.length) throw new Error(`remote requests were made: ${remote.join(', ')}`);
+  report.machine.load_average_at_end = loadavg().map((x) => +x.toFixed(2));
   report.offline = { browser_requests: browser.requests.length, remote_requests: 0, served: served.length };
   console.log(`offline: ${browser.requests.length} browser requests, all to ${server.origin} (or blob:)`);
 
