@@ -67,7 +67,7 @@ describe.skipIf(missing !== null)('network and model faults in headless Chromium
       copyFileSync(join(work, 'graphs', `${name}.onnx`), join(d, 'model.onnx')));
     const corrupt = modelVariant(modelDir, join(work, 'corrupt'), (d) => {
       const bytes = readFileSync(join(d, 'model.onnx'));
-      bytes[1000] ^= 1;
+      bytes[1000]! ^= 1;
       writeFileSync(join(d, 'model.onnx'), bytes);
     }, true);
     // Every scenario gets its own URL (so its own Cache Storage keys) for the same healthy model.

@@ -58,7 +58,7 @@ describe.skipIf(missing !== null)('model faults (Node)', () => {
     ['truncated model.onnx (manifest re-hashed)', truncate, false, 'BAD_MODEL', /model\.onnx cannot be loaded by ONNX Runtime.*protobuf parsing failed/],
     ['one corrupted byte in the middle', (d) => {
       const bytes = readFileSync(join(d, 'model.onnx'));
-      bytes[bytes.length >> 1] ^= 0x40;
+      bytes[bytes.length >> 1]! ^= 0x40;
       writeFileSync(join(d, 'model.onnx'), bytes);
     }, true, 'INTEGRITY', /sha256 [0-9a-f]{64} but model\.json says [0-9a-f]{64}; the file is corrupt/],
     ['vocab with one token more than the model', editVocab((l) => [...l, '新词']), false, 'BAD_MODEL', /1627 tokens but model\.json says the model has 1626/],

@@ -145,7 +145,7 @@ describe.skipIf(missing !== null)('security of the built app and runtime', () =>
     const inResults = await page.evaluate(() => {
       const main = document.querySelector('main') ?? document.body;
       return {
-        images: main.querySelectorAll('img[src*="xss-probe"]').length, bold: [...main.querySelectorAll('b')].filter((b) => b.textContent === '粗').length,
+        images: main.querySelectorAll('img[src*="xss-probe"]').length, bold: Array.from(main.querySelectorAll('b')).filter((b) => b.textContent === '粗').length,
         xss: (window as unknown as { __xss?: number }).__xss ?? null, text: main.textContent ?? '',
       };
     });
