@@ -11,6 +11,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readVocab, referenceTokenizer } from './hf-reference-tokenizer.mjs';
 import { createSession, runLogits } from './model-ort.mjs';
+import { mulberry32 } from './prng.mjs';
 
 const HAN = /^\p{Script=Han}$/u;
 const MAX_MASKS = 3;
@@ -25,18 +26,6 @@ function parseArgs(argv) {
     if (!args[required]) throw new Error(`--${required} is required`);
   }
   return args;
-}
-
-/** Small deterministic PRNG (mulberry32): the same seed picks the same sentences everywhere. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Picks `count` lines of 8–64 characters, round-robin over the corpus files. */
@@ -124,7 +113,7 @@ async function main() {
   });
   const keptReferenceIds = new Set(toReference);
   const tokenizer = referenceTokenizer(tested.vocab, { lowercase: tested.manifest.tokenizer.lowercase });
-  const random = prng(Number(args.seed));
+  const random = mulberry32(Number(args.seed));
   const sentences = pickSentences(args.corpus, Number(args.sentences), random);
   const threads = Number(args.threads);
   const refHandle = await createSession(join(reference.dir, 'model.onnx'), 'node', threads);

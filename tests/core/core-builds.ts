@@ -49,14 +49,5 @@ export function readVocab(): Uint8Array {
   return new Uint8Array(readFileSync(vocabPath));
 }
 
-/** Deterministic PRNG (mulberry32) so failures reproduce. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic PRNG so failures reproduce. */
+export { mulberry32 as rng } from '../../scripts/lib/prng.mjs';
