@@ -3,6 +3,7 @@
  * entry (`tiankong/browser`, a proxy to a Worker) and the Worker itself.
  */
 import type { TiankongErrorCode } from './errors.js';
+import type { CacheStats } from './core/core-module.js';
 
 export type { TiankongErrorCode };
 
@@ -206,15 +207,8 @@ export interface ExplainResult {
   timings: { tokenizeMs: number; inferenceMs: number; totalMs: number; runs: number };
 }
 
-export interface CacheStats {
-  hits: number;
-  misses: number;
-  evictions: number;
-  entries: number;
-  bytes: number;
-  maxEntries: number;
-  maxBytes: number;
-}
+/** Result-cache counters, exactly as the C++ fingerprint cache reports them. */
+export type { CacheStats };
 
 export interface FillMaskStats {
   cache: CacheStats;
