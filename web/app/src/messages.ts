@@ -3,18 +3,11 @@
  * a suggestion per TiankongError code, shown above the runtime's English detail.
  */
 
-/** Error codes of the runtime (web/src/errors.ts) plus the app's own. */
+import type { TiankongErrorCode } from '../../src/errors.js';
+
+/** Error codes of the runtime plus the app's own. */
 export type AppErrorCode =
-  | 'EMPTY_INPUT'
-  | 'NO_MASK'
-  | 'TOO_LONG'
-  | 'BAD_OPTION'
-  | 'BAD_MODEL'
-  | 'INTEGRITY'
-  | 'NETWORK'
-  | 'DISPOSED'
-  | 'UNSUPPORTED'
-  | 'ABORTED'
+  | TiankongErrorCode
   /** The runtime package itself could not be loaded (tiankong/index.js). */
   | 'RUNTIME_LOAD';
 
