@@ -9,4 +9,9 @@ export interface FaultServer {
   close(): Promise<void>;
 }
 export function startFaultServer(options: { distDir: string; ortDir: string; models: Record<string, string> }): Promise<FaultServer>;
-export function launchChromium(options?: { userDataDir?: string }): Promise<BrowserContext>;
+export const CHROMIUM: string;
+export const MIME: Record<string, string>;
+export function launchChromium(options?: { userDataDir?: string; viewport?: { width: number; height: number } }): Promise<BrowserContext>;
+export function readDistFile(distDir: string, relPath: string): Buffer | string | null;
+export type RouteAnswer = Buffer | string | { body: Buffer | string; type: string } | null;
+export function startRouteServer(route: (path: string) => RouteAnswer): Promise<{ origin: string; close(): Promise<void> }>;

@@ -1,4 +1,8 @@
 /**
+ * Browser-test plumbing shared by the suites that drive headless Chromium: launchChromium (the
+ * flags that work here), startRouteServer (a tiny static server with or without cross-origin
+ * isolation), readDistFile (dist/ as a bundler would serve it) and startFaultServer:
+ *
  * A local origin for driving the built browser entry (dist/browser.js → Worker) in headless
  * Chromium, with fault injection: used by tests/reliability (network and model faults, soak)
  * and scripts/soak. The server
@@ -10,14 +14,17 @@
  *   request(s) of a path: drop the connection after N bytes, answer with an HTML page (as
  *   text/html or disguised as application/octet-stream), an error status, or a short body.
  */
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { extname, join, normalize } from 'node:path';
 
-const MIME = {
+/** Debian's Chromium (apt-get install chromium). */
+export const CHROMIUM = '/usr/bin/chromium';
+export const MIME = {
   '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm',
   '.json': 'application/json', '.txt': 'text/plain; charset=utf-8', '.onnx': 'application/octet-stream',
+  '.map': 'application/json',
 };
 const ISOLATION = {
   'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp',
@@ -70,17 +77,51 @@ function fileFor(path, { distDir, ortDir, models }) {
   const [, area, ...rest] = path.split('/');
   if (area === 'lib' && rest.join('/') === 'fill-inputs.mjs') return readFileSync(new URL('fill-inputs.mjs', import.meta.url));
   if (area === 'ort-js' && rest.join('/') === 'ort.wasm.min.mjs') return readFileSync(join(ortDir, 'ort.wasm.min.mjs'));
-  if (area === 'dist') {
-    const file = normalize(join(distDir, ...rest));
-    if (!file.startsWith(distDir) || !existsSync(file)) return null;
-    const bytes = readFileSync(file);
-    if (rest.join('/') !== 'worker.js') return bytes;
-    return bytes.toString('utf8').replace(`from 'onnxruntime-web/wasm'`, `from '../ort-js/ort.wasm.min.mjs'`);
-  }
+  if (area === 'dist') return readDistFile(distDir, rest.join('/'));
   if (area === 'models' && rest.length === 2 && models[rest[0]] && ['model.json', 'model.onnx', 'vocab.txt'].includes(rest[1])) {
     return readFileSync(join(models[rest[0]], rest[1]));
   }
   return null;
+}
+
+/**
+ * The bytes of `relPath` under `distDir`, or null when it is missing or outside. worker.js gets its
+ * bare 'onnxruntime-web/wasm' import mapped to ../ort-js/ort.wasm.min.mjs (ORT's own ESM build, to be
+ * served beside dist/), which is what a bundler or an import map does for an app.
+ */
+export function readDistFile(distDir, relPath) {
+  const file = normalize(join(distDir, relPath));
+  if (!file.startsWith(distDir) || !existsSync(file) || !statSync(file).isFile()) return null;
+  const bytes = readFileSync(file);
+  if (relPath !== 'worker.js') return bytes;
+  return bytes.toString('utf8').replace(`from 'onnxruntime-web/wasm'`, `from '../ort-js/ort.wasm.min.mjs'`);
+}
+
+/**
+ * Starts a static server on 127.0.0.1 (any free port). A request path /MODE/REST is answered by
+ * `route(REST)`: a body (Buffer or string, typed by REST's extension), `{ body, type }`, or null
+ * (404). MODE `iso` adds COOP/COEP (the page is cross-origin isolated), any other mode does not.
+ * Resolves to { origin, close() }.
+ */
+export async function startRouteServer(route) {
+  const server = createServer((request, response) => {
+    const [, mode, ...rest] = new URL(request.url ?? '/', 'http://localhost').pathname.split('/');
+    const path = rest.join('/');
+    const answer = route(path);
+    if (answer === null) return void response.writeHead(404).end();
+    const { body, type } = typeof answer === 'string' || Buffer.isBuffer(answer) ? { body: answer, type: undefined } : answer;
+    const isolation = mode === 'iso'
+      ? { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' } : {};
+    response.writeHead(200, { ...isolation, 'Content-Type': type ?? MIME[extname(path)] ?? 'application/octet-stream' }).end(body);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${server.address().port}`,
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
 }
 
 /** Answers one request with `fault` instead of `body`. */
@@ -103,13 +144,22 @@ function inject(fault, body, type, response, record) {
   }
 }
 
-/** Debian's Chromium with the flags that work as root on this closed network (shared/docs/toolchain.md). */
-export async function launchChromium({ userDataDir } = {}) {
+/**
+ * Debian's Chromium, headless, with the flags that work as root on this closed network
+ * (shared/docs/toolchain.md), in `userDataDir` (default: a fresh temporary profile, so no service
+ * worker or cache survives from another run).
+ */
+export async function launchChromium({ userDataDir, viewport } = {}) {
   const { chromium } = await import('playwright-core');
-  return chromium.launchPersistentContext(userDataDir ?? mkdtempSync(join(tmpdir(), 'tiankong-reliability-chromium-')), {
-    executablePath: '/usr/bin/chromium',
+  const profile = userDataDir ?? mkdtempSync(join(tmpdir(), 'tiankong-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
     headless: true,
+    ...(viewport ? { viewport } : {}),
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--enable-blink-features=ForceEagerMeasureMemory'],
   });
+  // A profile made here is removed with the browser; a caller's own directory is the caller's.
+  if (userDataDir === undefined) context.on('close', () => rmSync(profile, { recursive: true, force: true }));
+  return context;
 }

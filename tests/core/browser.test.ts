@@ -1,26 +1,18 @@
 // Smoke test in a real browser (headless Chromium via playwright-core): both builds load
 // from dist/ and tokenize/decode; 'auto' picks threads only on a cross-origin isolated
 // page and otherwise falls back to one thread with a warning that says how to fix it.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { extname, join, normalize } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { existsSync, readFileSync } from 'node:fs';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { CHROMIUM, launchChromium, readDistFile, startRouteServer } from '../../scripts/lib/browser-harness.mjs';
 // @ts-expect-error -- plain ESM helper shared with the parity CLI, no typings
 import * as parity from '../parity/parity.mjs';
 import { BERT_BASE_CHINESE, distDir, missingPrerequisite, vocabPath } from './core-builds.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const missing = missingPrerequisite() ?? (existsSync(CHROMIUM) ? null : `${CHROMIUM} not found: browser smoke test skipped`);
 if (missing) console.warn(missing);
 
 const TEXT = '床前明月光，疑是地[MASK]霜。😀';
-const MIME: Record<string, string> = {
-  '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm',
-  '.json': 'application/json', '.txt': 'text/plain; charset=utf-8', '.map': 'application/json',
-};
 
 // The page loads the core the way an app would and reports what happened.
 const PAGE = `<!doctype html><meta charset="utf-8"><script type="module">
@@ -48,57 +40,28 @@ const PAGE = `<!doctype html><meta charset="utf-8"><script type="module">
   }
 </script>`;
 
-/** Serves dist/ under /iso/ (with COOP/COEP: cross-origin isolated) and /plain/ (without). */
-function startServer(): Promise<Server> {
-  const server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    const [, mode, ...rest] = url.pathname.split('/');
-    const path = rest.join('/');
-    if (mode !== 'iso' && mode !== 'plain') return void response.writeHead(404).end();
-    if (mode === 'iso') {
-      response.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
-      response.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
-    }
-    let body: Buffer | string;
-    if (path === 'smoke.html') body = PAGE;
-    else if (path === 'vocab.txt') body = readFileSync(vocabPath);
-    else {
-      const file = normalize(join(distDir, path));
-      if (!file.startsWith(distDir) || !existsSync(file)) return void response.writeHead(404).end();
-      body = readFileSync(file);
-    }
-    response.writeHead(200, { 'Content-Type': MIME[extname(path)] ?? 'application/octet-stream' }).end(body);
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
-
 describe.skipIf(missing !== null)('core in headless Chromium', () => {
-  let server: Server;
+  let server: Awaited<ReturnType<typeof startRouteServer>>;
   let context: BrowserContext;
-  let userDataDir: string;
-  let origin: string;
 
   beforeAll(async () => {
-    server = await startServer();
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    userDataDir = mkdtempSync(join(tmpdir(), 'tiankong-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync'],
+    // dist/ under /iso/ (COOP/COEP: cross-origin isolated) and /plain/ (without).
+    server = await startRouteServer((path) => {
+      if (path === 'smoke.html') return PAGE;
+      if (path === 'vocab.txt') return readFileSync(vocabPath);
+      return readDistFile(distDir, path);
     });
+    context = await launchChromium();
   });
   afterAll(async () => {
     await context?.close();
-    server?.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+    await server?.close();
   });
 
   async function run(mode: 'iso' | 'plain', variant: string) {
     const page = await context.newPage();
     try {
-      await page.goto(`${origin}/${mode}/smoke.html?variant=${variant}`);
+      await page.goto(`${server.origin}/${mode}/smoke.html?variant=${variant}`);
       await page.waitForFunction(() => (window as { __result?: unknown }).__result !== undefined, null, { timeout: 60_000 });
       return await page.evaluate(() => (window as unknown as { __result: Record<string, unknown> }).__result);
     } finally {

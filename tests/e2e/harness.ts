@@ -2,19 +2,18 @@
 // with it, the app's own static server (scripts/serve.mjs) with a log of what reached it, and
 // Debian's Chromium driven by playwright-core (flags from shared/docs/toolchain.md).
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { build } from 'vite';
+import { CHROMIUM, launchChromium } from '../../scripts/lib/browser-harness.mjs';
 // @ts-expect-error -- plain ESM module (also run directly by node), no typings
 import { createStaticServer, listen } from '../../scripts/serve.mjs';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
-export const CHROMIUM = '/usr/bin/chromium';
 export const ARTIFACTS = path.join(REPO, 'tests/e2e/artifacts');
 
 /** Why the browser tests cannot run here, or null. */
@@ -70,15 +69,8 @@ export async function serveApp(root: string, options: { headers?: Record<string,
 }
 
 /** A fresh Chromium profile (so no service worker or cache survives from another run). */
-export async function launchBrowser(): Promise<BrowserContext> {
-  const userDataDir = mkdtempSync(path.join(tmpdir(), 'tiankong-app-chromium-'));
-  return chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1280, height: 900 },
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
+export function launchBrowser(): Promise<BrowserContext> {
+  return launchChromium({ viewport: { width: 1280, height: 900 } });
 }
 
 export function artifactPath(name: string): string {

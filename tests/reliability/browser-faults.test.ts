@@ -11,11 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { launchChromium, startFaultServer } from '../../scripts/lib/browser-harness.mjs';
+import { CHROMIUM, launchChromium, startFaultServer } from '../../scripts/lib/browser-harness.mjs';
 import { api, distDir, missingPrerequisite, repoRoot, testModelDir } from '../runtime/fixtures.js';
 import { makeFaultyGraphs, modelVariant } from './helpers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const missing = missingPrerequisite() ?? (existsSync(CHROMIUM) ? null : `${CHROMIUM} not found: browser tests skipped`);
 if (missing) console.warn(missing);
 

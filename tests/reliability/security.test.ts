@@ -15,12 +15,11 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { launchChromium } from '../../scripts/lib/browser-harness.mjs';
+import { CHROMIUM, launchChromium } from '../../scripts/lib/browser-harness.mjs';
 // @ts-expect-error -- plain ESM module (also run directly by node), no typings
 import { createStaticServer, listen } from '../../scripts/serve.mjs';
 import { distDir, missingPrerequisite, repoRoot, testModelDir } from '../runtime/fixtures.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const missing = missingPrerequisite() ?? (existsSync(CHROMIUM) ? null : `${CHROMIUM} not found: security tests skipped`);
 if (missing) console.warn(missing);
 

@@ -7,13 +7,13 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { launchChromium, startFaultServer } from '../../scripts/lib/browser-harness.mjs';
+import { CHROMIUM, launchChromium, startFaultServer } from '../../scripts/lib/browser-harness.mjs';
 import { soakBrowser, soakNode } from '../../scripts/lib/soak.mjs';
 import { distDir, missingPrerequisite, repoRoot, testModelDir } from '../runtime/fixtures.js';
 
 const missing = missingPrerequisite();
 if (missing) console.warn(missing);
-const noChromium = existsSync('/usr/bin/chromium') ? null : '/usr/bin/chromium not found: browser soak skipped';
+const noChromium = existsSync(CHROMIUM) ? null : `${CHROMIUM} not found: browser soak skipped`;
 
 // Small, so it is full (and evicting) well before the middle sample.
 const CACHE = { maxEntries: 40, maxBytes: 32 << 10 };

@@ -4,25 +4,18 @@
 // main-thread error path, dispose, load again (from Cache Storage), and a tampered model.
 // The server plays the bundler's one role here: it maps the bare specifier 'onnxruntime-web/wasm'
 // in worker.js to ORT's own ESM build (ort.wasm.min.mjs), as Vite or an import map would.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { extname, join, normalize } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { CHROMIUM, launchChromium, readDistFile, startRouteServer } from '../../scripts/lib/browser-harness.mjs';
 import type { FillMaskModel } from '../../web/src/index.js';
 import { api, distDir, missingPrerequisite, repoRoot, testModelDir } from './fixtures.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const missing = missingPrerequisite() ?? (existsSync(CHROMIUM) ? null : `${CHROMIUM} not found: browser tests skipped`);
 if (missing) console.warn(missing);
 
 const TEXT = '春眠不觉晓，处处闻[MASK]鸟。';
-const MIME: Record<string, string> = {
-  '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm',
-  '.json': 'application/json', '.txt': 'text/plain; charset=utf-8', '.onnx': 'application/octet-stream',
-};
 
 const PAGE = `<!doctype html><meta charset="utf-8"><script type="module">
   const out = {};
@@ -64,64 +57,38 @@ const PAGE = `<!doctype html><meta charset="utf-8"><script type="module">
 </script>`;
 
 describe.skipIf(missing !== null)('browser entry (Worker) in headless Chromium', () => {
-  let server: Server;
+  let server: Awaited<ReturnType<typeof startRouteServer>>;
   let context: BrowserContext;
-  let userDataDir: string;
-  let origin: string;
   let modelDir: string;
   let node: FillMaskModel;
 
-  function startServer(): Promise<Server> {
+  /** Pages under /iso/ are cross-origin isolated, under /plain/ not; ORT's ESM build stands at ort-js/. */
+  function route(path: string) {
     const ortDir = join(repoRoot, 'node_modules', 'onnxruntime-web', 'dist');
-    const modelBytes = readFileSync(join(modelDir, 'model.onnx'));
-    const tampered = Buffer.from(modelBytes);
-    tampered[tampered.length - 1] ^= 1;
-    const server = createServer((request, response) => {
-      const url = new URL(request.url ?? '/', 'http://localhost');
-      const [, mode, area, ...rest] = url.pathname.split('/');
-      const path = rest.join('/');
-      if (mode === 'iso') {
-        response.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
-        response.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
-      }
-      const send = (body: Buffer | string, type = MIME[extname(url.pathname)] ?? 'application/octet-stream') =>
-        response.writeHead(200, { 'Content-Type': type }).end(body);
-      if (area === 'test.html') return send(PAGE);
-      if (area === 'spa') return send('<!doctype html><title>app</title>', 'text/html');
-      if (area === 'ort-js' && path === 'ort.wasm.min.mjs') return send(readFileSync(join(ortDir, path)));
-      if ((area === 'model' || area === 'tampered') && ['model.json', 'vocab.txt', 'model.onnx'].includes(path)) {
-        return send(area === 'tampered' && path === 'model.onnx' ? tampered : readFileSync(join(modelDir, path)));
-      }
-      if (area === 'dist') {
-        const file = normalize(join(distDir, path));
-        if (!file.startsWith(distDir) || !existsSync(file)) return void response.writeHead(404).end();
-        let body: Buffer | string = readFileSync(file);
-        if (path === 'worker.js') body = body.toString('utf8').replace(`from 'onnxruntime-web/wasm'`, `from '../ort-js/ort.wasm.min.mjs'`);
-        return send(body);
-      }
-      response.writeHead(404).end();
-    });
-    return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+    const [area, ...rest] = path.split('/');
+    const file = rest.join('/');
+    if (area === 'test.html') return PAGE;
+    if (area === 'spa') return { body: '<!doctype html><title>app</title>', type: 'text/html' };
+    if (area === 'ort-js' && file === 'ort.wasm.min.mjs') return readFileSync(join(ortDir, file));
+    if ((area === 'model' || area === 'tampered') && ['model.json', 'vocab.txt', 'model.onnx'].includes(file)) {
+      const bytes = readFileSync(join(modelDir, file));
+      if (area === 'tampered' && file === 'model.onnx') bytes[bytes.length - 1] ^= 1;
+      return bytes;
+    }
+    if (area === 'dist') return readDistFile(distDir, file);
+    return null;
   }
 
   beforeAll(async () => {
     modelDir = testModelDir();
-    server = await startServer();
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    userDataDir = mkdtempSync(join(tmpdir(), 'tiankong-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync'],
-    });
+    server = await startRouteServer(route);
+    context = await launchChromium();
     node = await (await api()).createFillMask({ model: modelDir, backend: 'wasm' });
   });
   afterAll(async () => {
     await node?.dispose();
     await context?.close();
-    server?.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+    await server?.close();
   });
 
   async function run(mode: 'iso' | 'plain') {
@@ -129,7 +96,7 @@ describe.skipIf(missing !== null)('browser entry (Worker) in headless Chromium',
     const logs: string[] = [];
     page.on('console', (m) => logs.push(m.text()));
     try {
-      await page.goto(`${origin}/${mode}/test.html`);
+      await page.goto(`${server.origin}/${mode}/test.html`);
       await page.waitForFunction(() => (window as { __result?: unknown }).__result !== undefined, null, { timeout: 120_000 });
       const result = await page.evaluate(() => (window as unknown as { __result: Record<string, any> }).__result);
       expect(result.error, logs.join('\n')).toBeUndefined();
