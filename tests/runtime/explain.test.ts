@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { ExplainResult, FillMaskModel } from '../../web/src/index.js';
-import { Reference, api, missingPrerequisite, repoRoot, testModelDir } from './fixtures.js';
+import { Reference, api, missingPrerequisite, openTinyModel, repoRoot, type TinyModelSetup } from './fixtures.js';
 
 const missing = missingPrerequisite();
 if (missing) console.warn(missing);
@@ -49,18 +49,15 @@ describe.skipIf(missing !== null)('explain with the tiny model', () => {
   let native: FillMaskModel;
   let wasm: FillMaskModel;
   let uncached: FillMaskModel;
+  let setup: TinyModelSetup;
 
   beforeAll(async () => {
-    const dir = testModelDir();
-    const { createFillMask } = await api();
-    ref = await Reference.create(dir);
-    refWeb = await Reference.create(dir, 'web', 2);
-    native = await createFillMask({ model: dir, backend: 'auto', threads: 1 });
-    wasm = await createFillMask({ model: dir, backend: 'wasm', threads: 2 });
-    uncached = await createFillMask({ model: dir, backend: 'auto', threads: 1, cache: { maxEntries: 0, maxBytes: 0 } });
+    setup = await openTinyModel();
+    ({ ref, refWeb, native, wasm } = setup);
+    uncached = await (await api()).createFillMask({ model: setup.dir, backend: 'auto', threads: 1, cache: { maxEntries: 0, maxBytes: 0 } });
   });
   afterAll(async () => {
-    await Promise.all([native?.dispose(), wasm?.dispose(), uncached?.dispose()]);
+    await Promise.all([setup?.dispose(), uncached?.dispose()]);
   });
 
   test('native: every score is the drop computed independently (same runtime: equal to 1e-9)', async () => {

@@ -3,7 +3,7 @@
 // pipeline in fixtures.ts (HF tokenizer → onnxruntime-node → JS softmax/top-k).
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { FillMask, FillMaskModel } from '../../web/src/index.js';
-import { Reference, api, missingPrerequisite, testModelDir } from './fixtures.js';
+import { Reference, missingPrerequisite, openTinyModel, type TinyModelSetup } from './fixtures.js';
 
 const missing = missingPrerequisite();
 if (missing) console.warn(missing);
@@ -40,19 +40,13 @@ describe.skipIf(missing !== null)('fill with the tiny model', () => {
   let refWeb: Reference;
   let wasm: FillMaskModel;
   let native: FillMaskModel;
+  let setup: TinyModelSetup;
 
   beforeAll(async () => {
-    const dir = testModelDir();
-    const { createFillMask } = await api();
-    ref = await Reference.create(dir);
-    refWeb = await Reference.create(dir, 'web', 2);
-    wasm = await createFillMask({ model: dir, backend: 'wasm', threads: 2 });
-    native = await createFillMask({ model: dir, backend: 'auto', threads: 1 });
+    setup = await openTinyModel();
+    ({ ref, refWeb, wasm, native } = setup);
   });
-  afterAll(async () => {
-    await wasm?.dispose();
-    await native?.dispose();
-  });
+  afterAll(() => setup?.dispose());
 
   test('backends: wasm is onnxruntime-web, auto picks onnxruntime-node when installed', () => {
     expect(wasm.stats()).toMatchObject({ backend: 'wasm', threads: 2, simd: true, core: { build: 'single' } });

@@ -58,6 +58,29 @@ export function testModelDir(): string {
   return dir;
 }
 
+/** The tiny model opened by both references and both backends, as most runtime suites need it. */
+export interface TinyModelSetup {
+  dir: string;
+  /** onnxruntime-node on the same model.onnx. */
+  ref: Reference;
+  /** onnxruntime-web's wasm backend (2 threads), to compare the wasm path exactly. */
+  refWeb: Reference;
+  /** The package on onnxruntime-node ('auto'), 1 thread. */
+  native: import('../../web/src/index.js').FillMaskModel;
+  /** The package on onnxruntime-web's wasm, 2 threads. */
+  wasm: import('../../web/src/index.js').FillMaskModel;
+  dispose(): Promise<void>;
+}
+
+/** Opens the tiny test model in both references and both backends (call dispose() in afterAll). */
+export async function openTinyModel(): Promise<TinyModelSetup> {
+  const dir = testModelDir();
+  const { createFillMask } = await api();
+  const [ref, refWeb, native, wasm] = await Promise.all([Reference.create(dir), Reference.create(dir, 'web', 2),
+    createFillMask({ model: dir, backend: 'auto', threads: 1 }), createFillMask({ model: dir, backend: 'wasm', threads: 2 })]);
+  return { dir, ref, refWeb, native, wasm, dispose: async () => void (await Promise.all([native.dispose(), wasm.dispose()])) };
+}
+
 export interface ReferenceCandidate { id: number; token: string; p: number }
 
 /** The reference pipeline: HF tokenizer ids → onnxruntime-node → softmax per mask row. */

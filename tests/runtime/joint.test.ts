@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { FillMaskModel, FillWord } from '../../web/src/index.js';
-import { Reference, api, missingPrerequisite, repoRoot, testModelDir } from './fixtures.js';
+import { Reference, api, missingPrerequisite, openTinyModel, repoRoot, type TinyModelSetup } from './fixtures.js';
 
 const missing = missingPrerequisite();
 if (missing) console.warn(missing);
@@ -62,18 +62,13 @@ describe.skipIf(missing !== null)('joint decoding with the tiny model', () => {
   let refWeb: Reference;
   let native: FillMaskModel;
   let wasm: FillMaskModel;
+  let setup: TinyModelSetup;
 
   beforeAll(async () => {
-    const dir = testModelDir();
-    const { createFillMask } = await api();
-    ref = await Reference.create(dir);
-    refWeb = await Reference.create(dir, 'web', 2);
-    native = await createFillMask({ model: dir, backend: 'auto', threads: 1 });
-    wasm = await createFillMask({ model: dir, backend: 'wasm', threads: 2 });
+    setup = await openTinyModel();
+    ({ ref, refWeb, native, wasm } = setup);
   });
-  afterAll(async () => {
-    await Promise.all([native?.dispose(), wasm?.dispose()]);
-  });
+  afterAll(() => setup?.dispose());
 
   test('two masks, restricted candidates, exhaustive beam: equals the brute-force top list', async () => {
     const text = '掩耳[MASK][MASK]，自欺欺人';
