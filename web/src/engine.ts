@@ -250,6 +250,11 @@ export class FillMaskEngine {
     const tokenizeStarted = now();
     const encoding = this.tokenizer.encode(wellFormed);
     const tokenizeMs = now() - tokenizeStarted;
+    if (encoding.ids.length <= 2 && encoding.truncatedTokens === 0) {
+      // Only [CLS] and [SEP]: the tokenizer dropped every character (zero-width, control, format).
+      throw new TiankongError('EMPTY_INPUT', 'tiankong: the text has only invisible characters (zero-width, control or ' +
+        'format characters); write a sentence with [MASK] where a character is missing');
+    }
     const maxLength = this.model.manifest.max_length;
     if (encoding.truncatedTokens > 0) {
       const tokens = encoding.ids.length - 2 + encoding.truncatedTokens;
