@@ -9,7 +9,10 @@ Design choices (see model/default/README.md for the measurements behind them):
 - the loss is computed only at masked positions: the MLM head (hidden -> vocab) runs on those rows only;
 - AdamW with linear warm-up and cosine decay over a wall-clock budget, so a run of `--hours` ends with a
   decayed learning rate; resuming continues the same schedule (and a larger --hours extends it);
-- bf16 autocast when it measures faster on this CPU (`--bf16 auto`).
+- position embeddings start as scaled sine/cosine codes (still learned): measured ~0.2 nats lower
+  validation loss early in training than random ones on a 2 x 128 probe;
+- defaults sized for a 2-core AVX2 CPU (4 x 192, 64-token rows, 4 k tokens per step, peak lr 2e-3), see
+  the model card; bf16 autocast off by default (no AVX-512 here: far slower), `--bf16 auto` measures it.
 """
 from __future__ import annotations
 
@@ -124,6 +127,21 @@ def masked_lm_logits(model: BertForMaskedLM, inputs: torch.Tensor, attention_mas
     return model.cls.predictions(hidden.reshape(-1, hidden.shape[-1])[positions])
 
 
+def sinusoidal_positions(count: int, width: int, std: float) -> torch.Tensor:
+    """Transformer sine/cosine position codes scaled to standard deviation `std`.
+
+    Used only to initialise BERT's learned position embeddings: with random ones, attention cannot tell
+    near from far until they are learned, and a small model sits for a long time at the loss of a
+    context-free guess; smooth codes let attention find neighbouring characters from the start.
+    """
+    position = torch.arange(count, dtype=torch.float32)[:, None]
+    frequency = torch.exp(torch.arange(0, width, 2, dtype=torch.float32) * (-math.log(10000.0) / width))
+    codes = torch.zeros(count, width)
+    codes[:, 0::2] = torch.sin(position * frequency)
+    codes[:, 1::2] = torch.cos(position * frequency)
+    return codes * (std / codes.std())
+
+
 def learning_rate(progress: float, peak: float, warmup: float) -> float:
     """Linear warm-up over the first `warmup` fraction, then cosine decay to 10% of peak."""
     if progress < warmup:
@@ -195,19 +213,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=Path(".cache/train/default"))
     p.add_argument("--hours", type=float, default=2.0, help="wall-clock training budget (total, across resumes)")
     p.add_argument("--layers", type=int, default=4)
-    p.add_argument("--hidden", type=int, default=384)
-    p.add_argument("--heads", type=int, default=6)
-    p.add_argument("--ffn", type=int, default=1536)
-    p.add_argument("--seq-len", type=int, default=128)
-    p.add_argument("--batch", type=int, default=32)
-    p.add_argument("--accumulate", type=int, default=2)
-    p.add_argument("--lr", type=float, default=5e-4)
+    p.add_argument("--hidden", type=int, default=192)
+    p.add_argument("--heads", type=int, default=3)
+    p.add_argument("--ffn", type=int, default=768)
+    p.add_argument("--seq-len", type=int, default=64)
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--accumulate", type=int, default=1)
+    p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--warmup", type=float, default=0.04, help="fraction of the budget")
-    p.add_argument("--bf16", choices=("auto", "on", "off"), default="auto")
+    p.add_argument("--bf16", choices=("auto", "on", "off"), default="off")
     p.add_argument("--eval-every-min", type=float, default=10.0)
     p.add_argument("--save-every-min", type=float, default=10.0)
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    p.add_argument("--position-init", choices=("random", "sinusoidal"), default="sinusoidal",
+                   help="initial position embeddings of a fresh model (learned either way)")
     p.add_argument("--max-steps", type=int, default=0, help="stop after this many optimizer steps (0 = budget only)")
     args = p.parse_args(argv)
 
@@ -230,6 +250,10 @@ def main(argv: list[str] | None = None) -> int:
                             max_position_embeddings=512, pad_token_id=pad_id)
     torch.manual_seed(args.seed)
     model = BertForMaskedLM(config)
+    if not resumed and args.position_init == "sinusoidal":
+        with torch.no_grad():
+            table = model.bert.embeddings.position_embeddings.weight
+            table.copy_(sinusoidal_positions(table.shape[0], table.shape[1], config.initializer_range))
     decay = [p_ for n, p_ in model.named_parameters() if p_.dim() >= 2]
     no_decay = [p_ for n, p_ in model.named_parameters() if p_.dim() < 2]
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],

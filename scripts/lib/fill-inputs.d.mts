@@ -8,7 +8,7 @@ export interface CheckedResult {
   masks: Array<{ index: number; start: number; end: number; other: number; candidates: Array<{ token: string; score: number; sequence: string }> }>;
 }
 export function resultViolations(input: string, result: CheckedResult, options?: { topK?: number; threshold?: number }): string[];
-export function seededRandom(seed: number): () => number;
+export function mulberry32(seed: number): () => number;
 export function randomText(random: () => number): string;
 export function randomFillCall(random: () => number): { text: unknown; options: Record<string, unknown> };
 export function describeInput(text: unknown): string;

@@ -5,6 +5,9 @@
  * Vitest suites share one implementation (types: fill-inputs.d.mts).
  */
 
+/** The seeded PRNG the harnesses draw inputs with (re-exported for pages that load only this module). */
+export { mulberry32 } from './prng.mjs';
+
 /** Characters that render as nothing (or almost), each a classic source of tokenizer bugs. */
 export const INVISIBLE_CHARS = [
   ['ZWSP U+200B', '\u200b'], ['ZWNJ U+200C', '\u200c'], ['ZWJ U+200D', '\u200d'], ['LRM U+200E', '\u200e'],
@@ -75,18 +78,6 @@ export function resultViolations(input, result, options = {}) {
     if (!(Math.abs(mask.other - (1 - sum)) < 1e-4)) problems.push(`${at}.other ${mask.other} is not 1 - ${sum}`);
   });
   return problems;
-}
-
-/** A small fast seeded PRNG (mulberry32): the same seed gives the same inputs on every machine. */
-export function seededRandom(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const HANZI = '春眠不觉晓处闻啼鸟夜来风雨声花落知多少白日依山尽黄河入海流欲穷千里目更上一层楼床前明月光疑是地霜举头望低思故乡天人大中国的了';

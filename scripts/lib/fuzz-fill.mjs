@@ -6,7 +6,7 @@
  * text must give what a pristine engine (no cache, never fed fuzz) gives. Used by
  * scripts/fuzz-fill (long runs) and tests/reliability/fuzz-fill.test.ts (a short run).
  */
-import { describeInput, randomFillCall, resultViolations, seededRandom } from './fill-inputs.mjs';
+import { describeInput, randomFillCall, resultViolations, mulberry32 } from './fill-inputs.mjs';
 
 const KNOWN_CODES = new Set(['EMPTY_INPUT', 'NO_MASK', 'TOO_LONG', 'BAD_OPTION']);
 const CONTROL_CHARS = '春眠不觉晓处闻啼鸟夜来风雨声花落知多少白日依山尽黄河入海流';
@@ -21,8 +21,8 @@ export async function fuzzFill({ api, model, seed = 1, calls = Infinity, seconds
   const { createFillMask, TiankongError } = api;
   const tk = await createFillMask({ model, backend: 'wasm', cache });
   const pristine = await createFillMask({ model, backend: 'wasm', cache: { maxEntries: 0 } });
-  const random = seededRandom(seed);
-  const controlRandom = seededRandom(seed ^ 0x5eed);
+  const random = mulberry32(seed);
+  const controlRandom = mulberry32(seed ^ 0x5eed);
   const report = { seed, calls: 0, resolved: 0, masks: 0, errors: {}, controls: 0, failures: [], seconds: 0 };
   const fail = (input, options, problem) => {
     if (report.failures.length < maxFailures) report.failures.push({ input: describeInput(input), options, problem });

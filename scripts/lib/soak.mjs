@@ -19,7 +19,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { seededRandom, soakCall } from './fill-inputs.mjs';
+import { mulberry32, soakCall } from './fill-inputs.mjs';
 
 /**
  * JS heap in use after a full GC, and every live WebAssembly.Memory ({ bytes, shared }), in the
@@ -43,7 +43,7 @@ const sumBytes = (memories) => memories.reduce((sum, m) => sum + m.bytes, 0);
 
 /** Runs `total` soak calls through `fill`, sampling `samples`+1 times; returns the per-phase record. */
 async function drive({ total, samples, seed, fill, sample }) {
-  const random = seededRandom(seed);
+  const random = mulberry32(seed);
   const counts = { repeat: 0, fresh: 0, error: 0, hostile: 0, resolved: 0, rejected: 0, unexpected: 0 };
   const unexpected = [];
   const points = [{ fills: 0, ...(await sample()) }];
@@ -106,7 +106,7 @@ export async function soakNode({ distDir, model, fills, samples = 10, seed = 7, 
       cacheEntries: c.entries, cacheBytes: c.bytes };
   };
   try {
-    const warm = seededRandom(seed + 1);
+    const warm = mulberry32(seed + 1);
     for (let i = 0; i < warmup; i++) {
       const call = soakCall(warm);
       await fill(call.text, call.options);
@@ -135,7 +135,7 @@ export async function soakBrowser({ page, userDataDir, fills, samples = 10, seed
   // One batch of fills inside the page (no round trip per fill); the PRNG state lives in the page.
   const batch = (count, batchSeed) => page.evaluate(async ({ count, batchSeed }) => {
     const { tk, inputs, api } = window.__soak;
-    const random = (window.__soak.random ??= inputs.seededRandom(batchSeed));
+    const random = (window.__soak.random ??= inputs.mulberry32(batchSeed));
     const counts = { repeat: 0, fresh: 0, error: 0, hostile: 0, resolved: 0, rejected: 0, unexpected: 0 };
     const unexpected = [];
     for (let i = 0; i < count; i++) {
