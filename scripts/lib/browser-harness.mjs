@@ -14,7 +14,8 @@
  *   request(s) of a path: drop the connection after N bytes, answer with an HTML page (as
  *   text/html or disguised as application/octet-stream), an error status, or a short body.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { extname, join, normalize } from 'node:path';
@@ -160,6 +161,10 @@ export async function launchChromium({ userDataDir, viewport } = {}) {
       '--disable-component-update', '--disable-sync', '--enable-blink-features=ForceEagerMeasureMemory'],
   });
   // A profile made here is removed with the browser; a caller's own directory is the caller's.
-  if (userDataDir === undefined) context.on('close', () => rmSync(profile, { recursive: true, force: true }));
+  // Chromium's helpers can still be writing into it right after 'close': retry, and leave it to
+  // the OS's temp cleanup rather than fail a test run over a temp directory.
+  if (userDataDir === undefined) {
+    context.on('close', () => void rm(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }).catch(() => {}));
+  }
   return context;
 }
