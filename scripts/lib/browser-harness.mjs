@@ -101,7 +101,7 @@ export function readDistFile(distDir, relPath) {
 /**
  * Starts a static server on 127.0.0.1 (any free port). A request path /MODE/REST is answered by
  * `route(REST)`: a body (Buffer or string, typed by REST's extension), `{ body, type }`, or null
- * (404). MODE `iso` adds COOP/COEP (the page is cross-origin isolated), any other mode does not.
+ * (404). MODE `iso` adds COOP/COEP/CORP (the page is cross-origin isolated), any other mode does not.
  * Resolves to { origin, close() }.
  */
 export async function startRouteServer(route) {
@@ -111,8 +111,7 @@ export async function startRouteServer(route) {
     const answer = route(path);
     if (answer === null) return void response.writeHead(404).end();
     const { body, type } = typeof answer === 'string' || Buffer.isBuffer(answer) ? { body: answer, type: undefined } : answer;
-    const isolation = mode === 'iso'
-      ? { 'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp' } : {};
+    const isolation = mode === 'iso' ? ISOLATION : {};
     response.writeHead(200, { ...isolation, 'Content-Type': type ?? MIME[extname(path)] ?? 'application/octet-stream' }).end(body);
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
