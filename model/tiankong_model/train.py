@@ -130,9 +130,9 @@ def masked_lm_logits(model: BertForMaskedLM, inputs: torch.Tensor, attention_mas
 def sinusoidal_positions(count: int, width: int, std: float) -> torch.Tensor:
     """Transformer sine/cosine position codes scaled to standard deviation `std`.
 
-    Used only to initialise BERT's learned position embeddings: with random ones, attention cannot tell
-    near from far until they are learned, and a small model sits for a long time at the loss of a
-    context-free guess; smooth codes let attention find neighbouring characters from the start.
+    Used only to initialise BERT's learned position embeddings: random ones carry no notion of distance
+    until they are learned, smooth codes give attention one from the first step (see the module notes
+    for what that measured).
     """
     position = torch.arange(count, dtype=torch.float32)[:, None]
     frequency = torch.exp(torch.arange(0, width, 2, dtype=torch.float32) * (-math.log(10000.0) / width))
