@@ -244,16 +244,13 @@ export class FillMaskEngine {
       throw new TiankongError('BAD_OPTION', `tiankong: text must be a string, got ${text === null ? 'null' : typeof text}`);
     }
     const wellFormed = toWellFormed(text);
-    if (wellFormed.trim() === '') {
-      throw new TiankongError('EMPTY_INPUT', 'tiankong: the text is empty; write a sentence with [MASK] where a character is missing');
-    }
     const tokenizeStarted = now();
     const encoding = this.tokenizer.encode(wellFormed);
     const tokenizeMs = now() - tokenizeStarted;
     if (encoding.ids.length <= 2 && encoding.truncatedTokens === 0) {
-      // Only [CLS] and [SEP]: the tokenizer dropped every character (zero-width, control, format).
-      throw new TiankongError('EMPTY_INPUT', 'tiankong: the text has only invisible characters (zero-width, control or ' +
-        'format characters); write a sentence with [MASK] where a character is missing');
+      // Only [CLS] and [SEP]: nothing but whitespace, or characters the tokenizer drops (zero-width, control, format).
+      const what = wellFormed.trim() === '' ? 'is empty' : 'has only invisible characters (zero-width, control or format characters)';
+      throw new TiankongError('EMPTY_INPUT', `tiankong: the text ${what}; write a sentence with [MASK] where a character is missing`);
     }
     const maxLength = this.model.manifest.max_length;
     if (encoding.truncatedTokens > 0) {
