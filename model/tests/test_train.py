@@ -1,71 +1,37 @@
-"""Training pieces (model/tiankong_model/train.py): row packing, whole-word masking, the schedule,
-position-code init, and a short run on a synthetic corpus that learns, checkpoints and resumes."""
+"""Training (model/tiankong_model/train.py): schedules, position codes, a short run on a synthetic
+corpus that learns, checkpoints and resumes (from the local checkpoint and from a weights-only one),
+and the GPU bundle's CPU dry run (scripts/prepare-gpu-run + run.sh + scripts/import-gpu-run)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
 import numpy as np
-import torch
+import pytest
 
+from conftest import REPO_ROOT
+from test_train_data import VOCAB, write_corpus
 from tiankong_model.checkpoint import load_checkpoint
-from tiankong_model.train import Corpus, Masker, learning_rate, main, pack_sequences, sinusoidal_positions
-
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "##b", "c", "d", "e", "f", "g", "h"]
-PAD, UNK, CLS, SEP, MASK = range(5)
+from tiankong_model.train import learning_rate, main, mask_rate, sinusoidal_positions
+from tiankong_model.weights import load_weights_dir, save_weights_dir
 
 
-def write_corpus(directory, split, lines):
-    """The layout scripts/build-corpus writes: flat uint16 ids + uint32 line offsets."""
-    ids = np.concatenate([np.asarray(line, dtype=np.uint16) for line in lines])
-    offsets = np.cumsum([0] + [len(line) for line in lines]).astype(np.uint32)
-    ids.tofile(directory / f"{split}.ids")
-    offsets.tofile(directory / f"{split}.idx")
-
-
-def test_rows_start_at_line_starts_and_long_lines_are_split(tmp_path):
-    write_corpus(tmp_path, "train", [[5, 7], [8, 9, 10], list(range(5, 13)) * 2])
-    corpus = Corpus(tmp_path, "train")
-    rows = pack_sequences(corpus, np.arange(corpus.num_lines), 8, CLS, SEP, PAD)
-    assert rows.tolist() == [
-        [CLS, 5, 7, SEP, 8, 9, 10, SEP],
-        [CLS, 5, 6, 7, 8, 9, 10, SEP],  # the 16-token line in pieces of seq_len - 2
-        [CLS, 11, 12, 5, 6, 7, 8, SEP],
-        [CLS, 9, 10, 11, 12, SEP, PAD, PAD],
-    ]
-
-
-def test_masking_picks_whole_words_at_the_rate_and_never_specials():
-    masker = Masker(VOCAB)
-    gen = torch.Generator().manual_seed(0)
-    # "a##b" is one word: its two pieces are selected together or not at all.
-    row = [CLS] + [5, 6, 7, 8, 9, 10, 11, 12] * 60 + [SEP]
-    ids = torch.tensor([row] * 64)
-    inputs, positions, targets = masker(ids, gen)
-    flat_ids, flat_inputs = ids.flatten(), inputs.flatten()
-    selected = torch.zeros_like(flat_ids, dtype=torch.bool)
-    selected[positions] = True
-    assert torch.equal(targets, flat_ids[positions])
-    assert not selected[(flat_ids == CLS) | (flat_ids == SEP)].any()
-    a_at = (flat_ids == 5).nonzero().squeeze(1)
-    assert torch.equal(selected[a_at], selected[a_at + 1])
-    word_starts = (flat_ids >= 5) & (flat_ids != 6)
-    assert abs(selected[word_starts].float().mean().item() - 0.15) < 0.01
-    changed = flat_inputs[positions]
-    share_masked = (changed == MASK).float().mean().item()
-    share_kept = (changed == flat_ids[positions]).float().mean().item()
-    assert abs(share_masked - 0.8) < 0.02 and 0.09 < share_kept < 0.13  # kept: 10% + random draws of itself
-    assert torch.equal(flat_inputs[~selected], flat_ids[~selected])
-    replaced = changed[(changed != MASK) & (changed != flat_ids[positions])]
-    assert len(replaced) > 0 and not ((replaced == 6) | (replaced < 5)).any()  # never ## pieces or specials
-
-
-def test_schedule_warms_up_then_decays_to_a_tenth():
+def test_schedule_warms_up_holds_then_decays():
     assert learning_rate(0.0, 1.0, 0.1) == 0.0
     assert learning_rate(0.05, 1.0, 0.1) == 0.5
     assert learning_rate(0.1, 1.0, 0.1) == 1.0
-    assert abs(learning_rate(1.0, 1.0, 0.1) - 0.1) < 1e-12
+    assert learning_rate(0.5, 1.0, 0.1, decay=0.2) == 1.0 == learning_rate(0.8, 1.0, 0.1, decay=0.2)
+    assert abs(learning_rate(0.9, 1.0, 0.1, decay=0.2, floor=0.0) - 0.5) < 1e-12
+    assert abs(learning_rate(1.0, 1.0, 0.1, decay=0.2, floor=0.02) - 0.02) < 1e-12
     values = [learning_rate(p / 100, 1.0, 0.1) for p in range(10, 101)]
     assert all(a >= b for a, b in zip(values, values[1:]))
+
+
+def test_mask_rate_falls_from_start_to_end():
+    assert mask_rate(0.0, 0.3, 0.15) == 0.3
+    assert abs(mask_rate(0.5, 0.3, 0.15) - 0.225) < 1e-12
+    assert mask_rate(2.0, 0.3, 0.15) == 0.15
 
 
 def test_position_codes_have_the_scale_and_favour_neighbours():
@@ -75,27 +41,100 @@ def test_position_codes_have_the_scale_and_favour_neighbours():
     assert similarity[60] > similarity[61] > similarity[63] > similarity[70]
 
 
-def test_training_learns_a_deterministic_corpus_and_resumes(tmp_path):
-    # Each line is a fixed 6-token pattern: the masked token is predictable from its neighbours.
-    corpus_dir, out = tmp_path / "corpus", tmp_path / "out"
-    corpus_dir.mkdir()
-    (corpus_dir / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+def synthetic_corpus(directory, lines=400):
+    """Each line is one of two fixed 6-token patterns: a masked token is predictable from its neighbours."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
+    (directory / "stats.json").write_text(json.dumps({"sources": ["a", "b"]}))
     rng = np.random.default_rng(0)
     patterns = [[5, 6, 7, 8, 9, 10], [11, 12, 7, 9, 8, 10]]
-    write_corpus(corpus_dir, "train", [patterns[i % 2] for i in rng.integers(0, 2, 400)])
-    write_corpus(corpus_dir, "val", [patterns[0], patterns[1]] * 20)
-    common = ["--corpus", str(corpus_dir), "--out", str(out), "--layers", "1", "--hidden", "32", "--heads", "2",
-              "--ffn", "64", "--seq-len", "16", "--batch", "16", "--lr", "3e-3", "--threads", "1", "--hours", "1", "--warmup", "0"]
+    picks = rng.integers(0, 2, lines)
+    write_corpus(directory, "train", [patterns[i] for i in picks], sources=picks)
+    write_corpus(directory, "val", [patterns[0], patterns[1]] * 20, sources=[0, 1] * 20)
+
+
+TINY = ["--layers", "1", "--hidden", "32", "--heads", "2", "--ffn", "64", "--seq-len", "16", "--batch", "16",
+        "--lr", "3e-3", "--threads", "1", "--tokens", "1e9", "--warmup", "0", "--mask-start", "0.15",
+        "--span-share", "0", "--oversample", "b=2", "--bf16", "off"]
+
+
+def read_log(out):
+    return [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+
+
+def test_training_learns_and_resumes(tmp_path):
+    corpus, out = tmp_path / "corpus", tmp_path / "out"
+    synthetic_corpus(corpus)
+    common = ["--corpus", str(corpus), "--out", str(out), *TINY]
     assert main(common + ["--max-steps", "150"]) == 0
-    log = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
-    final = [e for e in log if e.get("final")][-1]
+    final = [e for e in read_log(out) if e.get("final")][-1]
     assert final["step"] == 150 and final["val_top1"] > 0.6
     state = json.loads((out / "checkpoint" / "training_state.json").read_text())
-    assert state["step"] == 150 and state["tokens_seen"] > 0
-    model, vocab = load_checkpoint(out / "checkpoint")  # an ordinary HF-format checkpoint
-    assert vocab == VOCAB and model.config.num_hidden_layers == 1 and model.config.hidden_size == 32
+    assert state["step"] == 150 and state["tokens_seen"] > 0 and state["recipe"]["hidden"] == 32
+    model, vocab = load_checkpoint(out / "checkpoint")  # an ordinary checkpoint directory
+    assert vocab == VOCAB and model.config.num_hidden_layers == 1 and model.config.layer_norm_position == "pre"
 
-    assert main(common + ["--max-steps", "170"]) == 0  # resumes: 20 more steps, not 170
-    log = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
-    assert [e["step"] for e in log if e.get("final")] == [150, 170]
-    assert json.loads((out / "checkpoint" / "training_state.json").read_text())["tokens_seen"] > state["tokens_seen"]
+    # Resuming keeps the stored recipe: no size options needed, 20 more steps.
+    assert main(["--corpus", str(corpus), "--out", str(out), "--threads", "1", "--bf16", "off", "--max-steps", "170"]) == 0
+    assert [e["step"] for e in read_log(out) if e.get("final")] == [150, 170]
+    resumed = json.loads((out / "checkpoint" / "training_state.json").read_text())
+    assert resumed["tokens_seen"] > state["tokens_seen"] and resumed["recipe"] == state["recipe"]
+    assert len(resumed["segments"]) == 2
+
+
+def test_weights_only_checkpoint_continues_with_a_rewarm(tmp_path):
+    corpus, first, second = tmp_path / "corpus", tmp_path / "first", tmp_path / "second"
+    synthetic_corpus(corpus)
+    assert main(["--corpus", str(corpus), "--out", str(first), *TINY, "--max-steps", "150"]) == 0
+    model, vocab = load_checkpoint(first / "checkpoint")
+    state = json.loads((first / "checkpoint" / "training_state.json").read_text())
+    committed = tmp_path / "committed"
+    files = save_weights_dir(model, vocab, state, committed)  # what ship-default-model commits (bf16)
+    assert "model.safetensors" in files
+    assert main(["--corpus", str(corpus), "--out", str(second), "--init-from", str(committed), "--threads", "1",
+                 "--bf16", "off", "--max-steps", "160", "--rewarm-steps", "5"]) == 0
+    log = read_log(second)
+    assert log[-1]["step"] == 160 and log[-1]["val_top1"] > 0.6  # continued, not restarted from scratch
+    assert json.loads((second / "checkpoint" / "training_state.json").read_text())["tokens_seen"] > state["tokens_seen"]
+
+
+def test_weights_split_into_files_under_the_limit(tmp_path):
+    corpus, out = tmp_path / "corpus", tmp_path / "out"
+    synthetic_corpus(corpus)
+    assert main(["--corpus", str(corpus), "--out", str(out), *TINY, "--max-steps", "1"]) == 0
+    model, vocab = load_checkpoint(out / "checkpoint")
+    files = save_weights_dir(model, None, {"step": 1}, tmp_path / "split", max_file_bytes=40 * 1024)
+    shards = [f for f in files if f.endswith(".safetensors")]
+    assert len(shards) > 1 and "model.safetensors.index.json" in files and "vocab.txt" not in files
+    assert all((tmp_path / "split" / f).stat().st_size <= 40 * 1024 for f in shards)
+    loaded = load_weights_dir(tmp_path / "split")
+    for name, tensor in model.state_dict().items():
+        if name in loaded:
+            assert np.allclose(loaded[name].numpy(), tensor.numpy(), atol=0.02 * np.abs(tensor.numpy()).max() + 1e-6)
+    (tmp_path / "split" / shards[0]).unlink()
+    with pytest.raises(ValueError, match="missing"):
+        load_weights_dir(tmp_path / "split")
+
+
+def test_gpu_bundle_dry_run_on_cpu(tmp_path):
+    """scripts/prepare-gpu-run packs the corpus and code; its run.sh trains (here: DEVICE=cpu, tiny
+    size, a few seconds) and writes fp16 weights that scripts/import-gpu-run turns into a checkpoint
+    that exports. The same path a GPU machine runs, known to work before any GPU time is spent."""
+    corpus, bundle, out = tmp_path / "corpus", tmp_path / "bundle", tmp_path / "out"
+    synthetic_corpus(corpus, lines=2000)
+    run = lambda *cmd, **env: subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+                                             env={**os.environ, **env})
+    prepared = run("scripts/prepare-gpu-run", "--corpus", str(corpus), "--out", str(bundle))
+    assert prepared.returncode == 0, prepared.stderr
+    size = sum(f.stat().st_size for f in bundle.rglob("*") if f.is_file())
+    assert size < 40e6
+    trained = run("bash", str(bundle / "run.sh"), str(out), "0.15", DEVICE="cpu", SIZE="tiny", PYTHON="/usr/bin/python3")
+    assert trained.returncode == 0, trained.stdout[-2000:] + trained.stderr[-2000:]
+    returned = [f for f in out.rglob("*") if f.is_file()]
+    assert len(returned) <= 8 and all(f.stat().st_size <= 16 * 2**20 for f in returned)
+    assert any(e.get("final") for e in read_log(out))
+    checkpoint = tmp_path / "checkpoint"
+    imported = run("bash", "-c", f"cp {corpus}/vocab.txt {out}/weights/ && scripts/import-gpu-run {out} {checkpoint}")
+    assert imported.returncode == 0, imported.stderr
+    model, vocab = load_checkpoint(checkpoint)
+    assert vocab == VOCAB and model.config.hidden_size == 32

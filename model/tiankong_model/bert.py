@@ -5,6 +5,17 @@ The module tree mirrors `transformers.BertForMaskedLM` (`bert.embeddings.*`,
 embeddings), so a real HF checkpoint's state dict loads without renaming, and our own
 trained checkpoints load in HF. Dropout is omitted: this module is used for inference,
 export and dropout-free training (the throughput notes measured no-dropout training).
+
+Three config switches give the compute-efficient block of "Cramming" (Geiping & Goldstein
+2022) that the default model trains with; at their defaults the model is exactly HF's BERT:
+- `layer_norm_position="pre"`: x + f(LayerNorm(x)) blocks (stable at higher learning rates),
+  a final LayerNorm after the last layer; the LayerNorms are `layernorm_before` /
+  `layernorm_after` (HF's names for pre-LN blocks, as in ViT) and `encoder.final_layer_norm`;
+- `projection_bias=False`: no biases in the attention and FFN projections;
+- `ffn_type="geglu"`: intermediate.dense computes [value, gate] (2 × intermediate_size) and the
+  FFN is value * gelu(gate).
+Such a config is written with model_type "tiankong_bert", so Hugging Face tools refuse it
+instead of loading it into post-LN BERT layers with missing weights.
 """
 from __future__ import annotations
 
@@ -31,6 +42,14 @@ class BertConfig:
     layer_norm_eps: float = 1e-12
     initializer_range: float = 0.02
     pad_token_id: int = 0
+    layer_norm_position: str = "post"  # "post" (BERT) or "pre"
+    projection_bias: bool = True
+    ffn_type: str = "mlp"  # "mlp" (BERT) or "geglu"
+
+    @property
+    def is_hf_bert(self) -> bool:
+        """True when the architecture is exactly Hugging Face's BERT."""
+        return self.layer_norm_position == "post" and self.projection_bias and self.ffn_type == "mlp"
 
     @classmethod
     def from_json_file(cls, path: str | Path) -> "BertConfig":
@@ -40,10 +59,17 @@ class BertConfig:
         unsupported activation)."""
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
         model_type = raw.get("model_type", "bert")
-        if model_type != "bert":
-            raise ValueError(f"{path}: model_type is {model_type!r}; only 'bert' checkpoints are supported")
+        if model_type not in ("bert", "tiankong_bert"):
+            raise ValueError(f"{path}: model_type is {model_type!r}; only 'bert' (and our 'tiankong_bert') "
+                             f"checkpoints are supported")
         known = {f.name for f in fields(cls)}
         config = cls(**{k: v for k, v in raw.items() if k in known})
+        if model_type == "bert" and not config.is_hf_bert:
+            raise ValueError(f"{path}: model_type 'bert' with tiankong block options; expected 'tiankong_bert'")
+        if config.layer_norm_position not in ("post", "pre"):
+            raise ValueError(f"{path}: layer_norm_position {config.layer_norm_position!r} is not 'post' or 'pre'")
+        if config.ffn_type not in ("mlp", "geglu"):
+            raise ValueError(f"{path}: ffn_type {config.ffn_type!r} is not 'mlp' or 'geglu'")
         if config.hidden_act not in ("gelu", "gelu_new", "gelu_pytorch_tanh"):
             raise ValueError(f"{path}: hidden_act {config.hidden_act!r} is not supported (gelu only)")
         if config.hidden_size % config.num_attention_heads:
@@ -52,8 +78,13 @@ class BertConfig:
         return config
 
     def to_hf_dict(self) -> dict:
-        """The config.json content HF `BertForMaskedLM` reads."""
-        return {"architectures": ["BertForMaskedLM"], "model_type": "bert", **asdict(self)}
+        """The config.json content HF `BertForMaskedLM` reads (for our block variants: the same
+        layout under model_type "tiankong_bert", which HF does not load)."""
+        if self.is_hf_bert:
+            fields_ = {k: v for k, v in asdict(self).items()
+                       if k not in ("layer_norm_position", "projection_bias", "ffn_type")}
+            return {"architectures": ["BertForMaskedLM"], "model_type": "bert", **fields_}
+        return {"architectures": ["TiankongBertForMaskedLM"], "model_type": "tiankong_bert", **asdict(self)}
 
 
 def _gelu(x: torch.Tensor, kind: str) -> torch.Tensor:
@@ -80,9 +111,9 @@ class BertSelfAttention(nn.Module):
         super().__init__()
         self.num_heads = c.num_attention_heads
         self.head_dim = c.hidden_size // c.num_attention_heads
-        self.query = nn.Linear(c.hidden_size, c.hidden_size)
-        self.key = nn.Linear(c.hidden_size, c.hidden_size)
-        self.value = nn.Linear(c.hidden_size, c.hidden_size)
+        self.query = nn.Linear(c.hidden_size, c.hidden_size, bias=c.projection_bias)
+        self.key = nn.Linear(c.hidden_size, c.hidden_size, bias=c.projection_bias)
+        self.value = nn.Linear(c.hidden_size, c.hidden_size, bias=c.projection_bias)
 
     def forward(self, x: torch.Tensor, additive_mask: torch.Tensor) -> torch.Tensor:
         b, s, h = x.shape
@@ -99,11 +130,13 @@ class BertSelfAttention(nn.Module):
 class BertSelfOutput(nn.Module):
     def __init__(self, c: BertConfig):
         super().__init__()
-        self.dense = nn.Linear(c.hidden_size, c.hidden_size)
-        self.LayerNorm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
+        self.dense = nn.Linear(c.hidden_size, c.hidden_size, bias=c.projection_bias)
+        if c.layer_norm_position == "post":
+            self.LayerNorm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
 
     def forward(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
-        return self.LayerNorm(self.dense(x) + residual)
+        out = self.dense(x) + residual
+        return self.LayerNorm(out) if hasattr(self, "LayerNorm") else out
 
 
 class BertAttention(nn.Module):
@@ -119,31 +152,45 @@ class BertAttention(nn.Module):
 class BertIntermediate(nn.Module):
     def __init__(self, c: BertConfig):
         super().__init__()
-        self.dense = nn.Linear(c.hidden_size, c.intermediate_size)
+        self.gated = c.ffn_type == "geglu"
+        width = 2 * c.intermediate_size if self.gated else c.intermediate_size
+        self.dense = nn.Linear(c.hidden_size, width, bias=c.projection_bias)
         self.act = c.hidden_act
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.gated:
+            value, gate = self.dense(x).chunk(2, dim=-1)
+            return value * _gelu(gate, self.act)
         return _gelu(self.dense(x), self.act)
 
 
 class BertOutput(nn.Module):
     def __init__(self, c: BertConfig):
         super().__init__()
-        self.dense = nn.Linear(c.intermediate_size, c.hidden_size)
-        self.LayerNorm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
+        self.dense = nn.Linear(c.intermediate_size, c.hidden_size, bias=c.projection_bias)
+        if c.layer_norm_position == "post":
+            self.LayerNorm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
 
     def forward(self, x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
-        return self.LayerNorm(self.dense(x) + residual)
+        out = self.dense(x) + residual
+        return self.LayerNorm(out) if hasattr(self, "LayerNorm") else out
 
 
 class BertLayer(nn.Module):
     def __init__(self, c: BertConfig):
         super().__init__()
+        self.pre_norm = c.layer_norm_position == "pre"
+        if self.pre_norm:
+            self.layernorm_before = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
+            self.layernorm_after = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
         self.attention = BertAttention(c)
         self.intermediate = BertIntermediate(c)
         self.output = BertOutput(c)
 
     def forward(self, x: torch.Tensor, additive_mask: torch.Tensor) -> torch.Tensor:
+        if self.pre_norm:
+            x = self.attention.output(self.attention.self(self.layernorm_before(x), additive_mask), x)
+            return self.output(self.intermediate(self.layernorm_after(x)), x)
         attended = self.attention(x, additive_mask)
         return self.output(self.intermediate(attended), attended)
 
@@ -152,11 +199,13 @@ class BertEncoder(nn.Module):
     def __init__(self, c: BertConfig):
         super().__init__()
         self.layer = nn.ModuleList(BertLayer(c) for _ in range(c.num_hidden_layers))
+        if c.layer_norm_position == "pre":  # pre-LN blocks leave the residual stream unnormalised
+            self.final_layer_norm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
 
     def forward(self, x: torch.Tensor, additive_mask: torch.Tensor) -> torch.Tensor:
         for layer in self.layer:
             x = layer(x, additive_mask)
-        return x
+        return self.final_layer_norm(x) if hasattr(self, "final_layer_norm") else x
 
 
 class BertModel(nn.Module):

@@ -13,7 +13,9 @@ from pathlib import Path
 import torch
 
 from .bert import BertConfig, BertForMaskedLM
-from .safetensors import load_safetensors, save_safetensors
+from .safetensors import save_safetensors
+from .weights import INDEX_FILE as INDEX_NAME
+from .weights import load_weights_dir
 from .vocab import read_vocab, special_token_ids, write_vocab
 
 BIN_NAME = "pytorch_model.bin"
@@ -36,10 +38,14 @@ class CheckpointError(ValueError):
 
 
 def read_weights(checkpoint_dir: str | Path) -> dict[str, torch.Tensor]:
-    """The raw tensors of a checkpoint directory's weight file (safetensors first)."""
+    """The raw tensors of a checkpoint directory's weight file (safetensors first, also HF's
+    sharded model-0000K-of-0000N.safetensors with its index)."""
     directory = Path(checkpoint_dir)
-    if (directory / SAFETENSORS_NAME).is_file():
-        return load_safetensors(directory / SAFETENSORS_NAME)
+    if (directory / SAFETENSORS_NAME).is_file() or (directory / INDEX_NAME).is_file():
+        try:
+            return load_weights_dir(directory)
+        except ValueError as err:
+            raise CheckpointError(str(err)) from None
     if (directory / BIN_NAME).is_file():
         state = torch.load(directory / BIN_NAME, map_location="cpu")
         if not isinstance(state, dict):

@@ -1,25 +1,32 @@
 """Masked-language-model training of the default model on the corpus built by scripts/build-corpus.
 
-Design choices (see model/default/README.md for the measurements behind them):
-- whole-word masking of 15% of content tokens (80% [MASK], 10% random token, 10% unchanged);
-  with a character vocab a word is one CJK character or one Latin/digit run (token + its ## pieces);
-- dynamic masking: a fresh mask for every batch, so repeated epochs see new targets;
-- lines are packed into [CLS] line [SEP] line [SEP] ... sequences that always start at a line start
-  (as inference inputs do), lines longer than a sequence are split;
-- the loss is computed only at masked positions: the MLM head (hidden -> vocab) runs on those rows only;
-- AdamW with linear warm-up and cosine decay over a wall-clock budget, so a run of `--hours` ends with a
-  decayed learning rate; resuming continues the same schedule (and a larger --hours extends it);
-- position embeddings start as scaled sine/cosine codes (still learned): measured ~0.2 nats lower
-  validation loss early in training than random ones on a 2 x 128 probe;
-- defaults sized for a 2-core AVX2 CPU (4 x 192, 64-token rows, 4 k tokens per step, peak lr 2e-3), see
-  the model card; bf16 autocast off by default (no AVX-512 here: far slower), `--bf16 auto` measures it.
+The recipe (see model/default/README.md for the probes behind each choice):
+- architecture: pre-LayerNorm blocks, no biases in attention/FFN projections, gated-GELU FFN, no
+  dropout, decoder tied to the word embeddings ("Cramming", Geiping & Goldstein 2022); position
+  embeddings start as scaled sine/cosine codes (still learned);
+- data (train_data.py): 128-token packed rows, modern sources oversampled, masking rate falling
+  linearly from 30% to 15% over training with 20% of the masked units 2-4 character spans;
+- loss only at masked positions: the MLM head (hidden -> vocab) runs on those rows only;
+- AdamW; the schedule is in tokens, not wall-clock time, so it continues the same way on any
+  machine: linear warm-up, a constant phase, then a linear decay over the last 20% of the token
+  budget ("warmup-stable-decay": a run stopped in the constant phase loses nothing by pausing);
+- resumable three ways: from the local full checkpoint (.cache/train/default/checkpoint, with the
+  optimizer state), from a weights-only checkpoint committed to the repo (`--init-from
+  model/default/checkpoint`: bf16 weights + training_state.json; the AdamW moments are rebuilt
+  during a short re-warm-up of `--rewarm-steps` steps, because a fresh Adam with the full learning
+  rate would take oversized first steps), or fresh;
+- the recipe is stored in the checkpoint; a resumed run keeps it unless an option is given again
+  on the command line.
+- `--device cuda` runs the same recipe with bf16 autocast on a GPU (PyTorch 1.13 and 2.x).
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
+import platform
 import signal
 import sys
 import time
@@ -29,95 +36,31 @@ import numpy as np
 import torch
 
 from .bert import BertConfig, BertForMaskedLM
+from .train_data import Corpus, Masker, epoch_order, pack_sequences, parse_oversampling, single_line_rows
+from .weights import load_weights_dir, save_weights_dir
 
-SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
-
-
-class Corpus:
-    """Token ids of one split, as written by scripts/build-corpus (uint16 ids + uint32 line offsets)."""
-
-    def __init__(self, directory: Path, split: str):
-        self.ids = np.fromfile(directory / f"{split}.ids", dtype=np.uint16)
-        self.offsets = np.fromfile(directory / f"{split}.idx", dtype=np.uint32).astype(np.int64)
-
-    @property
-    def num_lines(self) -> int:
-        return len(self.offsets) - 1
-
-    def line(self, i: int) -> np.ndarray:
-        return self.ids[self.offsets[i]:self.offsets[i + 1]]
-
-
-def pack_sequences(corpus: Corpus, order: np.ndarray, seq_len: int, cls_id: int, sep_id: int, pad_id: int) -> np.ndarray:
-    """Packs lines (in `order`) into rows of `seq_len` ids: [CLS] a [SEP] b [SEP] ... [PAD]*.
-
-    Every row starts at the beginning of a line. A line that does not fit in the remaining space
-    starts the next row; a line longer than a row is split into row-sized pieces.
-    """
-    body = seq_len - 2  # room for [CLS] and the final [SEP]
-    rows: list[np.ndarray] = []
-    current: list[np.ndarray] = []
-    used = 0
-
-    def flush():
-        nonlocal current, used
-        if current:
-            row = np.full(seq_len, pad_id, dtype=np.int64)
-            seq = np.concatenate([[cls_id], *current])
-            row[:len(seq)] = seq
-            rows.append(row)
-        current, used = [], 0
-
-    for i in order:
-        line = corpus.line(int(i)).astype(np.int64)
-        if len(line) == 0:
-            continue
-        for start in range(0, len(line), body):
-            piece = line[start:start + body]
-            if used + len(piece) + 1 > seq_len - 1:
-                flush()
-            current.append(np.append(piece, sep_id))
-            used += len(piece) + 1
-    flush()
-    return np.stack(rows)
-
-
-class Masker:
-    """Whole-word dynamic masking (BERT's 15% with 80/10/10)."""
-
-    def __init__(self, vocab: list[str], rate: float = 0.15):
-        self.rate = rate
-        self.special = torch.tensor([t in SPECIALS for t in vocab])
-        self.continuation = torch.tensor([t.startswith("##") for t in vocab])
-        self.mask_id = vocab.index("[MASK]")
-        # Random replacements are drawn from ordinary, whole-character tokens.
-        self.replacement_ids = torch.tensor([i for i, t in enumerate(vocab)
-                                             if t not in SPECIALS and not t.startswith("##")])
-
-    def __call__(self, ids: torch.Tensor, generator: torch.Generator):
-        """Returns (inputs, target_positions [N] flat indices, targets [N])."""
-        content = ~self.special[ids]
-        continuation = self.continuation[ids] & content
-        # A word starts at a content token that is not a ## continuation; each word gets one draw.
-        word_start = content & ~continuation
-        draw = torch.rand(ids.shape, generator=generator) < self.rate
-        word_id = torch.cumsum(word_start.to(torch.int64), dim=1)  # continuation tokens share their word's id
-        chosen_start = draw & word_start
-        # Propagate each word's decision to its continuation pieces.
-        chosen_word = torch.zeros(ids.shape[0], ids.shape[1] + 1, dtype=torch.bool)
-        chosen_word.scatter_(1, torch.where(chosen_start, word_id, torch.zeros_like(word_id)), chosen_start)
-        chosen_word[:, 0] = False
-        selected = content & torch.gather(chosen_word, 1, word_id)
-
-        inputs = ids.clone()
-        action = torch.rand(ids.shape, generator=generator)
-        to_mask = selected & (action < 0.8)
-        to_random = selected & (action >= 0.8) & (action < 0.9)
-        inputs[to_mask] = self.mask_id
-        random_tokens = self.replacement_ids[torch.randint(len(self.replacement_ids), ids.shape, generator=generator)]
-        inputs[to_random] = random_tokens[to_random]
-        positions = torch.nonzero(selected.flatten(), as_tuple=False).squeeze(1)
-        return inputs, positions, ids.flatten()[positions]
+# The recipe: every option that defines what is trained (a resumed run keeps the stored values).
+RECIPE_DEFAULTS = {
+    "layers": 4, "hidden": 224, "heads": 4, "ffn": 576, "block": "pre", "bias": False, "ffn_type": "geglu",
+    "seq_len": 128, "batch": 32, "lr": 2e-3, "tokens": 120e6, "warmup": 0.02, "decay": 0.2,
+    "mask_start": 0.30, "mask_end": 0.15, "span_share": 0.2,
+    "oversample": "novels=2,tatoeba=4,wiki=4,idioms=2", "seed": 1234, "position_init": "sinusoidal",
+    "weight_decay": 0.01,
+}
+VAL_ROWS = 1024
+# Named model sizes (--size): layers, hidden, heads, FFN (gated: 3 matrices, ~8/3 x hidden).
+SIZES = {
+    "tiny": {"layers": 1, "hidden": 32, "heads": 2, "ffn": 64},
+    "4x224": {"layers": 4, "hidden": 224, "heads": 4, "ffn": 576},  # CPU default: bf16 weights <= 10 MB
+    "4x256": {"layers": 4, "hidden": 256, "heads": 4, "ffn": 640},
+    "5x320": {"layers": 5, "hidden": 320, "heads": 5, "ffn": 832},
+    "6x384": {"layers": 6, "hidden": 384, "heads": 6, "ffn": 1024},  # ~15 M parameters, INT8 <= 16 MB
+}
+# --size auto picks the largest of these that sees this many epochs in the time budget.
+AUTO_SIZES = ("6x384", "5x320", "4x256", "4x224")
+AUTO_EPOCHS = 10
+# Recipe changes for a GPU: larger batches (the optimizer step is cheap there, small matmuls are not).
+CUDA_RECIPE = {"batch": 256, "warmup": 0.03}
 
 
 def masked_lm_logits(model: BertForMaskedLM, inputs: torch.Tensor, attention_mask: torch.Tensor,
@@ -131,8 +74,8 @@ def sinusoidal_positions(count: int, width: int, std: float) -> torch.Tensor:
     """Transformer sine/cosine position codes scaled to standard deviation `std`.
 
     Used only to initialise BERT's learned position embeddings: random ones carry no notion of distance
-    until they are learned, smooth codes give attention one from the first step (see the module notes
-    for what that measured).
+    until they are learned, smooth codes give attention one from the first step (measured ~0.2 nats
+    lower validation loss early in training than random ones on a 2 x 128 probe).
     """
     position = torch.arange(count, dtype=torch.float32)[:, None]
     frequency = torch.exp(torch.arange(0, width, 2, dtype=torch.float32) * (-math.log(10000.0) / width))
@@ -142,22 +85,37 @@ def sinusoidal_positions(count: int, width: int, std: float) -> torch.Tensor:
     return codes * (std / codes.std())
 
 
-def learning_rate(progress: float, peak: float, warmup: float) -> float:
-    """Linear warm-up over the first `warmup` fraction, then cosine decay to 10% of peak."""
-    if progress < warmup:
+def learning_rate(progress: float, peak: float, warmup: float, decay: float = 0.2, floor: float = 0.02) -> float:
+    """Warmup-stable-decay: linear warm-up over the first `warmup` fraction of the token budget,
+    constant `peak`, then a linear decay to `floor` × peak over the last `decay` fraction."""
+    if warmup > 0 and progress < warmup:
         return peak * progress / warmup
-    t = min(1.0, (progress - warmup) / (1 - warmup))
-    return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * t)))
+    if decay <= 0 or progress < 1 - decay:
+        return peak
+    t = min(1.0, (progress - (1 - decay)) / decay)
+    return peak * (1 - (1 - floor) * t)
+
+
+def mask_rate(progress: float, start: float, end: float) -> float:
+    """Masking rate falling linearly from `start` to `end` over the token budget."""
+    return start + (end - start) * min(max(progress, 0.0), 1.0)
+
+
+def autocast(device: str, enabled: bool):
+    """bf16 autocast on CPU or CUDA (torch 1.13 and 2.x spell it the same)."""
+    return torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=enabled)
 
 
 @torch.no_grad()
-def evaluate(model: BertForMaskedLM, batches: list[tuple[torch.Tensor, ...]], use_bf16: bool) -> dict:
+def evaluate(model: BertForMaskedLM, batches: list[tuple[torch.Tensor, ...]], device: str, use_bf16: bool) -> dict:
     """Masked-token top-1/top-5 accuracy and loss on fixed, pre-masked validation batches."""
     model.eval()
     correct1 = correct5 = total = 0
     loss_sum = 0.0
     for inputs, attention_mask, positions, targets in batches:
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
+        inputs, attention_mask = inputs.to(device), attention_mask.to(device)
+        positions, targets = positions.to(device), targets.to(device)
+        with autocast(device, use_bf16):
             logits = masked_lm_logits(model, inputs, attention_mask, positions).float()
         loss_sum += torch.nn.functional.cross_entropy(logits, targets, reduction="sum").item()
         top5 = logits.topk(5, dim=-1).indices
@@ -165,7 +123,8 @@ def evaluate(model: BertForMaskedLM, batches: list[tuple[torch.Tensor, ...]], us
         correct5 += (top5 == targets[:, None]).any(dim=1).sum().item()
         total += len(targets)
     model.train()
-    return {"val_loss": loss_sum / total, "val_top1": correct1 / total, "val_top5": correct5 / total, "val_masked": total}
+    return {"val_loss": round(loss_sum / total, 4), "val_top1": round(correct1 / total, 4),
+            "val_top5": round(correct5 / total, 4), "val_masked": total}
 
 
 def save_checkpoint(directory: Path, model: BertForMaskedLM, vocab: list[str], state: dict, optimizer) -> None:
@@ -177,9 +136,9 @@ def save_checkpoint(directory: Path, model: BertForMaskedLM, vocab: list[str], s
     (tmp / "config.json").write_text(json.dumps(model.config.to_hf_dict(), indent=2) + "\n")
     (tmp / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
     (tmp / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": False, "tokenize_chinese_chars": True}) + "\n")
-    torch.save(model.state_dict(), tmp / "pytorch_model.bin")
+    torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, tmp / "pytorch_model.bin")
     torch.save({"optimizer": optimizer.state_dict(), **state}, tmp / "training_state.pt")
-    (tmp / "training_state.json").write_text(json.dumps({k: v for k, v in state.items() if k != "rng"}, indent=2) + "\n")
+    (tmp / "training_state.json").write_text(json.dumps(state, indent=2) + "\n")
     old = directory.with_name(directory.name + ".old")
     if directory.exists():
         directory.rename(old)
@@ -190,112 +149,246 @@ def save_checkpoint(directory: Path, model: BertForMaskedLM, vocab: list[str], s
         old.rmdir()
 
 
-def measure_bf16_speedup(model: BertForMaskedLM, batch: torch.Tensor, masker: Masker) -> bool:
-    """Times a few training steps with and without bf16 autocast; True when bf16 is faster."""
+def measure_bf16_speedup(model: BertForMaskedLM, batch: torch.Tensor, masker: Masker, device: str) -> bool:
+    """Times a few training steps with and without bf16 autocast; True when bf16 is faster (CPUs
+    with AVX-512 BF16 run it fast through oneDNN, AVX2-only CPUs far slower than fp32)."""
     gen = torch.Generator().manual_seed(0)
     timings = {}
     for use_bf16 in (False, True, False, True):
         start = time.perf_counter()
         for _ in range(2):
             inputs, positions, targets = masker(batch, gen)
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
-                logits = masked_lm_logits(model, inputs, (batch != 0).long(), positions).float()
-            torch.nn.functional.cross_entropy(logits, targets).backward()
+            with autocast(device, use_bf16):
+                logits = masked_lm_logits(model, inputs.to(device), (batch != 0).long().to(device),
+                                          positions.to(device)).float()
+            torch.nn.functional.cross_entropy(logits, targets.to(device)).backward()
+        if device == "cuda":
+            torch.cuda.synchronize()
         model.zero_grad(set_to_none=True)
         timings[use_bf16] = time.perf_counter() - start  # the second (warm) measurement wins
     print(f"bf16 probe: fp32 {timings[False]:.2f}s, bf16 {timings[True]:.2f}s per 2 steps", flush=True)
     return timings[True] < timings[False]
 
 
-def main(argv: list[str] | None = None) -> int:
+def choose_size(recipe: dict, vocab: list[str], train: Corpus, source_names: list[str], budget_s: float,
+                device: str, bf16: bool, explicit_tokens: bool) -> tuple[str, float]:
+    """Times a few training steps of each AUTO_SIZES model on this device; returns the largest that
+    processes AUTO_EPOCHS epochs within `budget_s` (else the fastest) and the tokens it will see
+    (about 90% of the budget: the probe and evaluations take the rest)."""
+    ids_of = {t: i for i, t in enumerate(vocab)}
+    masker = Masker(vocab)
+    rng = np.random.default_rng(0)
+    order = epoch_order(train, source_names or ["corpus"], parse_oversampling(recipe["oversample"])
+                        if source_names else {}, rng)
+    epoch_tokens = float((train.offsets[order + 1] - train.offsets[order]).sum())
+    sample = torch.from_numpy(pack_sequences(train, order[:20000], recipe["seq_len"], ids_of["[CLS]"],
+                                             ids_of["[SEP]"], ids_of["[PAD]"]))
+    throughput = {}
+    for name in AUTO_SIZES:
+        model = BertForMaskedLM(build_config({**recipe, **SIZES[name]}, len(vocab), ids_of["[PAD]"])).to(device)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        gen = torch.Generator().manual_seed(0)
+        tokens, elapsed = 0, 0.0
+        for step in range(14):
+            batch = sample[(step * recipe["batch"]) % max(len(sample) - recipe["batch"], 1):][:recipe["batch"]]
+            if step == 4:  # the first steps warm up kernels and allocators
+                if device == "cuda":
+                    torch.cuda.synchronize()
+                tokens, start = 0, time.perf_counter()
+            inputs, positions, targets = masker(batch, gen, rate=recipe["mask_start"], span_share=recipe["span_share"])
+            with autocast(device, bf16):
+                logits = masked_lm_logits(model, inputs.to(device), (batch != ids_of["[PAD]"]).long().to(device),
+                                          positions.to(device)).float()
+            torch.nn.functional.cross_entropy(logits, targets.to(device)).backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            tokens += int((batch != ids_of["[PAD]"]).sum())
+        if device == "cuda":
+            torch.cuda.synchronize()
+        elapsed = time.perf_counter() - start
+        throughput[name] = tokens / elapsed
+        del model, optimizer
+    usable_s = 0.9 * budget_s
+    fitting = [n for n in AUTO_SIZES if throughput[n] * usable_s >= AUTO_EPOCHS * epoch_tokens]
+    choice = fitting[0] if fitting else max(throughput, key=throughput.get)
+    print("size probe: " + ", ".join(f"{n} {throughput[n]:,.0f} tok/s ({throughput[n] * usable_s / epoch_tokens:.1f} epochs)"
+                                     for n in AUTO_SIZES) + f"; epoch {epoch_tokens / 1e6:.1f} M tokens -> {choice}",
+          flush=True)
+    return choice, throughput[choice] * usable_s
+
+
+def build_config(recipe: dict, vocab_size: int, pad_id: int) -> BertConfig:
+    return BertConfig(vocab_size=vocab_size, hidden_size=recipe["hidden"], num_hidden_layers=recipe["layers"],
+                      num_attention_heads=recipe["heads"], intermediate_size=recipe["ffn"],
+                      max_position_embeddings=512, pad_token_id=pad_id,
+                      layer_norm_position=recipe["block"], projection_bias=recipe["bias"],
+                      ffn_type=recipe["ffn_type"])
+
+
+def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict]:
+    """Parses the command line; returns (args, recipe options given explicitly)."""
     p = argparse.ArgumentParser(description="Train the default tiankong MLM on a corpus built by scripts/build-corpus.")
     p.add_argument("--corpus", type=Path, default=Path(".cache/corpus"))
     p.add_argument("--out", type=Path, default=Path(".cache/train/default"))
-    p.add_argument("--hours", type=float, default=2.0, help="wall-clock training budget (total, across resumes)")
-    p.add_argument("--layers", type=int, default=4)
-    p.add_argument("--hidden", type=int, default=192)
-    p.add_argument("--heads", type=int, default=3)
-    p.add_argument("--ffn", type=int, default=768)
-    p.add_argument("--seq-len", type=int, default=64)
-    p.add_argument("--batch", type=int, default=64)
-    p.add_argument("--accumulate", type=int, default=1)
-    p.add_argument("--lr", type=float, default=2e-3)
-    p.add_argument("--warmup", type=float, default=0.04, help="fraction of the budget")
-    p.add_argument("--bf16", choices=("auto", "on", "off"), default="off")
+    p.add_argument("--init-from", type=Path,
+                   help="weights-only checkpoint to continue from when --out has no checkpoint "
+                        "(e.g. model/default/checkpoint)")
+    p.add_argument("--hours", type=float, help="stop this run after this much wall-clock time (the schedule is in tokens)")
+    p.add_argument("--minutes", type=float, help="same as --hours, in minutes")
+    p.add_argument("--max-steps", type=int, default=0, help="stop after this many optimizer steps in total (0 = no limit)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    p.add_argument("--bf16", choices=("auto", "on", "off"), default="auto",
+                   help="bf16 autocast (auto: measured on CPU, on for CUDA)")
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     p.add_argument("--eval-every-min", type=float, default=10.0)
     p.add_argument("--save-every-min", type=float, default=10.0)
-    p.add_argument("--seed", type=int, default=1234)
-    p.add_argument("--threads", type=int, default=os.cpu_count() or 2)
-    p.add_argument("--position-init", choices=("random", "sinusoidal"), default="sinusoidal",
-                   help="initial position embeddings of a fresh model (learned either way)")
-    p.add_argument("--max-steps", type=int, default=0, help="stop after this many optimizer steps (0 = budget only)")
+    p.add_argument("--rewarm-steps", type=int, default=300,
+                   help="after --init-from (no optimizer state): steps of linear learning-rate re-warm-up")
+    p.add_argument("--size", choices=(*SIZES, "auto"),
+                   help="a named model size (sets --layers/--hidden/--heads/--ffn); auto: measure throughput "
+                        f"on this device and take the largest of {', '.join(AUTO_SIZES)} that sees "
+                        f"{AUTO_EPOCHS} epochs in the --hours/--minutes budget (fresh runs only)")
+    p.add_argument("--export-fp16", type=Path,
+                   help="at the end, also write fp16 weights (split into <= 16 MiB files) + config to this folder")
+    recipe = p.add_argument_group("recipe (stored in the checkpoint; given options override the stored ones)")
+    for name, default in RECIPE_DEFAULTS.items():
+        flag = "--" + name.replace("_", "-")
+        if isinstance(default, bool):
+            recipe.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=None,
+                                help=f"(default {default})")
+        else:
+            recipe.add_argument(flag, dest=name, type=type(default) if name != "tokens" else float, default=None,
+                                help=f"(default {default})")
     args = p.parse_args(argv)
+    given = {name: getattr(args, name) for name in RECIPE_DEFAULTS if getattr(args, name) is not None}
+    if args.size in SIZES:
+        given = {**SIZES[args.size], **given}
+    if args.size == "auto" and not (args.hours or args.minutes):
+        p.error("--size auto needs a time budget (--hours or --minutes)")
+    if given.get("block", "pre") not in ("pre", "post"):
+        p.error("--block must be 'pre' or 'post'")
+    if given.get("ffn_type", "geglu") not in ("geglu", "mlp"):
+        p.error("--ffn-type must be 'geglu' or 'mlp'")
+    return args, given
 
+
+def main(argv: list[str] | None = None) -> int:
+    args, given = parse_args(argv)
+    device = args.device
+    if device == "cuda" and not torch.cuda.is_available():
+        print("train: --device cuda but torch sees no CUDA device", file=sys.stderr)
+        return 2
     torch.set_num_threads(args.threads)
-    vocab = (args.corpus / "vocab.txt").read_text(encoding="utf-8").split("\n")
+    vocab_text = (args.corpus / "vocab.txt").read_text(encoding="utf-8")
+    vocab = vocab_text.split("\n")
     if vocab[-1] == "":
         vocab.pop()
+    vocab_sha256 = hashlib.sha256(vocab_text.encode("utf-8")).hexdigest()
     ids_of = {t: i for i, t in enumerate(vocab)}
     cls_id, sep_id, pad_id = ids_of["[CLS]"], ids_of["[SEP]"], ids_of["[PAD]"]
+    stats_path = args.corpus / "stats.json"
+    source_names = json.loads(stats_path.read_text()).get("sources", []) if stats_path.exists() else []
     train, val = Corpus(args.corpus, "train"), Corpus(args.corpus, "val")
     masker = Masker(vocab)
 
     ckpt = args.out / "checkpoint"
-    resumed = (ckpt / "training_state.pt").exists()
-    if resumed:
-        config = BertConfig.from_json_file(ckpt / "config.json")
-    else:
-        config = BertConfig(vocab_size=len(vocab), hidden_size=args.hidden, num_hidden_layers=args.layers,
-                            num_attention_heads=args.heads, intermediate_size=args.ffn,
-                            max_position_embeddings=512, pad_token_id=pad_id)
-    torch.manual_seed(args.seed)
+    state = {"step": 0, "epoch": 0, "epoch_row": 0, "elapsed_s": 0.0, "tokens_seen": 0, "masked_seen": 0,
+             "vocab_sha256": vocab_sha256, "recipe": dict(RECIPE_DEFAULTS), "segments": []}
+    optimizer_state = None
+    rewarm_from = None  # step at which a re-warm-up started (no optimizer state)
+    weights = None
+    if (ckpt / "training_state.pt").exists():
+        saved = torch.load(ckpt / "training_state.pt")
+        optimizer_state = saved.pop("optimizer")
+        state.update(saved)
+        weights = torch.load(ckpt / "pytorch_model.bin")
+        origin = f"local checkpoint {ckpt}"
+    elif args.init_from is not None and (args.init_from / "training_state.json").exists():
+        state.update(json.loads((args.init_from / "training_state.json").read_text()))
+        weights = load_weights_dir(args.init_from)
+        rewarm_from = state["step"]
+        origin = f"weights-only checkpoint {args.init_from} (optimizer rebuilt, {args.rewarm_steps}-step re-warm-up)"
+    if weights is not None and state.get("vocab_sha256") != vocab_sha256:
+        print(f"train: the checkpoint was trained with another vocab ({state.get('vocab_sha256')}) than "
+              f"{args.corpus / 'vocab.txt'} ({vocab_sha256}); rebuild the corpus with the same settings", file=sys.stderr)
+        return 2
+    fresh = weights is None
+    device_recipe = CUDA_RECIPE if device == "cuda" and fresh else {}
+    recipe = {**RECIPE_DEFAULTS, **state["recipe"], **device_recipe, **given}
+    if args.size == "auto" and fresh:
+        budget_s = (args.hours or 0) * 3600 + (args.minutes or 0) * 60
+        choice, tokens = choose_size(recipe, vocab, train, source_names, budget_s, device, args.bf16 != "off",
+                                     explicit_tokens="tokens" in given)
+        recipe.update(SIZES[choice])
+        if "tokens" not in given:
+            recipe["tokens"] = tokens
+    state["recipe"] = recipe
+    oversample = parse_oversampling(recipe["oversample"])
+
+    config = build_config(recipe, len(vocab), pad_id)
+    torch.manual_seed(recipe["seed"])
     model = BertForMaskedLM(config)
-    if not resumed and args.position_init == "sinusoidal":
+    if weights is not None:
+        model.load_state_dict(weights, strict=False)  # tied decoder weight follows the embedding
+        print(f"resumed from {origin}: step {state['step']}, {state['tokens_seen'] / 1e6:.1f} M of "
+              f"{recipe['tokens'] / 1e6:.0f} M tokens", flush=True)
+    elif recipe["position_init"] == "sinusoidal":
         with torch.no_grad():
             table = model.bert.embeddings.position_embeddings.weight
             table.copy_(sinusoidal_positions(table.shape[0], table.shape[1], config.initializer_range))
+    model.to(device)
     decay = [p_ for n, p_ in model.named_parameters() if p_.dim() >= 2]
     no_decay = [p_ for n, p_ in model.named_parameters() if p_.dim() < 2]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
-                                  lr=args.lr, betas=(0.9, 0.98), eps=1e-6, foreach=True)
-    state = {"step": 0, "epoch": 0, "epoch_row": 0, "elapsed_s": 0.0, "tokens_seen": 0, "masked_seen": 0,
-             "budget_s": args.hours * 3600, "bf16": None}
-    if resumed:
-        model.load_state_dict(torch.load(ckpt / "pytorch_model.bin"))
-        saved = torch.load(ckpt / "training_state.pt")
-        optimizer.load_state_dict(saved.pop("optimizer"))
-        state.update(saved)
-        state["budget_s"] = max(state["budget_s"], args.hours * 3600)
-        print(f"resumed at step {state['step']}, {state['elapsed_s'] / 3600:.2f} h done, budget {state['budget_s'] / 3600:.2f} h", flush=True)
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": recipe["weight_decay"]},
+                                   {"params": no_decay, "weight_decay": 0.0}],
+                                  lr=recipe["lr"], betas=(0.9, 0.98), eps=1e-6)
+    if optimizer_state is not None:
+        optimizer.load_state_dict(optimizer_state)
 
-    # Fixed validation batches: the same masks every evaluation, so numbers are comparable over time.
+    # Fixed validation batches: one held-out line per row (as the product sees text), 15% single
+    # tokens masked with a fixed seed, so numbers stay comparable across recipes and over time.
     val_gen = torch.Generator().manual_seed(99)
-    val_rows = torch.from_numpy(pack_sequences(val, np.arange(val.num_lines), args.seq_len, cls_id, sep_id, pad_id))
-    val_rows = val_rows[:1024]
+    val_order = np.random.default_rng(99).permutation(val.num_lines)[:VAL_ROWS]
+    val_rows = torch.from_numpy(single_line_rows(val, val_order, 128, cls_id, sep_id, pad_id))
     val_batches = []
     for i in range(0, len(val_rows), 64):
         rows = val_rows[i:i + 64]
-        inputs, positions, targets = masker(rows, val_gen)
+        width = int((rows != pad_id).sum(dim=1).max())
+        rows = rows[:, :width]
+        inputs, positions, targets = masker(rows, val_gen, rate=0.15)
         val_batches.append((inputs, (rows != pad_id).long(), positions, targets))
 
     params = sum(p_.numel() for p_ in model.parameters())
     print(f"model: {config.num_hidden_layers} layers x {config.hidden_size}, {config.num_attention_heads} heads, "
-          f"FFN {config.intermediate_size}, vocab {config.vocab_size}: {params / 1e6:.1f} M parameters", flush=True)
+          f"FFN {config.intermediate_size} ({config.ffn_type}, {config.layer_norm_position}-LN, "
+          f"bias {config.projection_bias}), vocab {config.vocab_size}: {params / 1e6:.2f} M parameters; "
+          f"device {device}", flush=True)
 
-    rng = np.random.default_rng(args.seed + state["epoch"])
-    rows = torch.from_numpy(pack_sequences(train, rng.permutation(train.num_lines), args.seq_len, cls_id, sep_id, pad_id))
-    if state["bf16"] is None:
-        state["bf16"] = {"on": True, "off": False}.get(args.bf16) if args.bf16 != "auto" else \
-            measure_bf16_speedup(model, rows[:args.batch], masker)
-    use_bf16 = bool(state["bf16"])
-    print(f"bf16 autocast: {use_bf16}; {len(rows)} packed rows per epoch", flush=True)
+    def epoch_rows(epoch: int) -> torch.Tensor:
+        rng = np.random.default_rng(recipe["seed"] + epoch)
+        order = epoch_order(train, source_names or ["corpus"], oversample if source_names else {}, rng)
+        return torch.from_numpy(pack_sequences(train, order, recipe["seq_len"], cls_id, sep_id, pad_id))
+
+    rows = epoch_rows(state["epoch"])
+    if args.bf16 == "auto":
+        use_bf16 = True if device == "cuda" else measure_bf16_speedup(model, rows[:recipe["batch"]], masker, device)
+    else:
+        use_bf16 = args.bf16 == "on"
+    print(f"bf16 autocast: {use_bf16}; {len(rows)} packed rows per epoch "
+          f"({int((rows != pad_id).sum()) / 1e6:.1f} M tokens)", flush=True)
 
     stop = {"flag": False}
     signal.signal(signal.SIGTERM, lambda *_: stop.update(flag=True))
-    gen = torch.Generator().manual_seed(args.seed * 1000 + state["step"])
+    gen = torch.Generator().manual_seed(recipe["seed"] * 1000 + state["step"])
     log_path = args.out / "log.jsonl"
     args.out.mkdir(parents=True, exist_ok=True)
-    session_start = time.perf_counter() - state["elapsed_s"]
+    run_start = time.perf_counter()
+    run_limit_s = (args.hours or 0) * 3600 + (args.minutes or 0) * 60
+    elapsed_before = state["elapsed_s"]
+    segment = {"device": device if device == "cpu" else torch.cuda.get_device_name(0),
+               "machine": platform.processor() or platform.machine(), "threads": args.threads, "bf16": use_bf16,
+               "start_step": state["step"], "start_tokens": state["tokens_seen"], "seconds": 0.0, "tokens": 0}
+    state["segments"] = [*state.get("segments", []), segment]
     last_eval = last_save = time.perf_counter()
     window_tokens, window_start = 0, time.perf_counter()
     model.train()
@@ -306,55 +399,68 @@ def main(argv: list[str] | None = None) -> int:
         with log_path.open("a") as f:
             f.write(json.dumps(entry) + "\n")
 
+    def update_clock() -> None:
+        now = time.perf_counter() - run_start
+        state["elapsed_s"] = elapsed_before + now
+        segment["seconds"] = round(now, 1)
+        segment["tokens"] = state["tokens_seen"] - segment["start_tokens"]
+
     while not stop["flag"]:
-        state["elapsed_s"] = time.perf_counter() - session_start
-        progress = state["elapsed_s"] / state["budget_s"]
+        update_clock()
+        progress = state["tokens_seen"] / recipe["tokens"]
         if progress >= 1.0 or (args.max_steps and state["step"] >= args.max_steps):
             break
-        lr = learning_rate(progress, args.lr, args.warmup)
+        if run_limit_s and time.perf_counter() - run_start >= run_limit_s:
+            break
+        lr = learning_rate(progress, recipe["lr"], recipe["warmup"], recipe["decay"])
+        if rewarm_from is not None:
+            lr *= min(1.0, (state["step"] - rewarm_from + 1) / max(args.rewarm_steps, 1))
+        rate = mask_rate(progress, recipe["mask_start"], recipe["mask_end"])
         for group in optimizer.param_groups:
             group["lr"] = lr
-        loss_total = 0.0
-        for _ in range(args.accumulate):
-            if state["epoch_row"] + args.batch > len(rows):
-                state["epoch"] += 1
-                state["epoch_row"] = 0
-                rng = np.random.default_rng(args.seed + state["epoch"])
-                rows = torch.from_numpy(pack_sequences(train, rng.permutation(train.num_lines), args.seq_len,
-                                                       cls_id, sep_id, pad_id))
-            batch = rows[state["epoch_row"]:state["epoch_row"] + args.batch]
-            state["epoch_row"] += args.batch
-            attention_mask = (batch != pad_id).long()
-            inputs, positions, targets = masker(batch, gen)
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
-                logits = masked_lm_logits(model, inputs, attention_mask, positions).float()
-            loss = torch.nn.functional.cross_entropy(logits, targets) / args.accumulate
-            loss.backward()
-            loss_total += loss.item()
-            n_tokens = int(attention_mask.sum())
-            state["tokens_seen"] += n_tokens
-            state["masked_seen"] += len(targets)
-            window_tokens += n_tokens
+        if state["epoch_row"] + recipe["batch"] > len(rows):
+            state["epoch"] += 1
+            state["epoch_row"] = 0
+            rows = epoch_rows(state["epoch"])
+        batch = rows[state["epoch_row"]:state["epoch_row"] + recipe["batch"]]
+        state["epoch_row"] += recipe["batch"]
+        attention_mask = (batch != pad_id).long()
+        inputs, positions, targets = masker(batch, gen, rate=rate, span_share=recipe["span_share"])
+        with autocast(device, use_bf16):
+            logits = masked_lm_logits(model, inputs.to(device), attention_mask.to(device), positions.to(device)).float()
+        loss = torch.nn.functional.cross_entropy(logits, targets.to(device))
+        loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
+        n_tokens = int(attention_mask.sum())
+        state["tokens_seen"] += n_tokens
+        state["masked_seen"] += len(targets)
+        window_tokens += n_tokens
         state["step"] += 1
         if state["step"] % 50 == 0:
             now = time.perf_counter()
-            log({"loss": round(loss_total, 4), "lr": round(lr, 7), "tokens_per_s": round(window_tokens / (now - window_start))})
+            log({"loss": round(loss.item(), 4), "lr": round(lr, 7), "mask_rate": round(rate, 3),
+                 "epoch": state["epoch"], "tokens_per_s": round(window_tokens / (now - window_start))})
             window_tokens, window_start = 0, now
         now = time.perf_counter()
         if now - last_eval > args.eval_every_min * 60:
-            log(evaluate(model, val_batches, use_bf16))
+            update_clock()
+            log(evaluate(model, val_batches, device, use_bf16))
             last_eval = now
         if now - last_save > args.save_every_min * 60:
+            update_clock()
             save_checkpoint(ckpt, model, vocab, state, optimizer)
             last_save = now
 
-    state["elapsed_s"] = time.perf_counter() - session_start
-    log({"final": True, **evaluate(model, val_batches, use_bf16)})
+    update_clock()
+    log({"final": True, **evaluate(model, val_batches, device, use_bf16)})
     save_checkpoint(ckpt, model, vocab, state, optimizer)
     print(f"saved {ckpt}", flush=True)
+    if args.export_fp16:
+        # No vocab: it is the corpus's (the importer takes it from there), and fewer files travel back.
+        files = save_weights_dir(model, None, state, args.export_fp16, dtype=torch.float16)
+        print(f"wrote fp16 weights to {args.export_fp16}: {', '.join(files)}", flush=True)
     return 0
 
 
