@@ -91,51 +91,132 @@ struct Decoder::Impl {
   std::vector<uint8_t> eligible;
   size_t top_k = 0;
   float threshold = 0.0f;
+  const Memory* memory = nullptr;
+  FusionWeights fusion;
+
+  // Per-call scratch (a Decoder is immutable, so concurrent Decode calls are safe).
+  struct Scratch {
+    std::vector<decoder::ScoredId> top;
+    std::vector<float> fused;
+    std::vector<int32_t> candidates;
+    std::vector<CandidateEvidence> evidence;
+  };
+
+  // Softmax + top-k of one row (already checked finite); `hits` (may be null) tags candidates.
+  void DecodeRow(const float* row, size_t vocab_size, const std::vector<CandidateEvidence>* hits,
+                 Scratch* scratch, Decoded* decoded) const;
 };
+
+namespace {
+// Logit gain the fusion gives one candidate (see FusionWeights).
+float FusionGain(const CandidateEvidence& evidence, const FusionWeights& weights) {
+  float gain = 0.0f;
+  for (size_t n = 2; n < 9; ++n) gain += weights.ngram[n] * evidence.ngram_gain[n];
+  if (evidence.hit.text >= 0) {
+    gain += weights.hit_base + weights.hit_per_token * static_cast<float>(evidence.hit.strength) +
+            (evidence.hit.whole ? weights.hit_whole : 0.0f);
+  }
+  return gain;
+}
+}  // namespace
 
 Decoder::Decoder(const Tokenizer& tokenizer, const DecodeOptions& options) : impl_(new Impl) {
   impl_->eligible = decoder::BuildEligibility(tokenizer, options);
   impl_->top_k = options.top_k > 0 ? static_cast<size_t>(options.top_k) : 0;
   impl_->threshold = options.threshold;
+  impl_->memory = options.memory;
+  impl_->fusion = options.fusion;
 }
 
 Decoder::~Decoder() = default;
 
+void Decoder::Impl::DecodeRow(const float* row, size_t vocab_size, const std::vector<CandidateEvidence>* hits,
+                              Scratch* scratch, Decoded* decoded) const {
+  const simd::RowScan scan = simd::ScanRow(row, vocab_size);
+  const double denominator = simd::SumExpShifted(row, vocab_size, scan.max);
+  std::vector<decoder::ScoredId>& top = scratch->top;
+  decoder::SelectTopK(row, eligible.data(), vocab_size, top_k, &top);
+  double kept_mass = 0.0;
+  for (const decoder::ScoredId& scored : top) {
+    const float probability =
+        static_cast<float>(std::exp(static_cast<double>(scored.logit) - scan.max) / denominator);
+    if (probability < threshold) break;  // `top` is sorted: the rest are smaller
+    Candidate candidate{scored.id, probability, {}};
+    if (hits != nullptr) {
+      for (const CandidateEvidence& evidence : *hits) {
+        if (evidence.id == scored.id) {
+          candidate.hit = evidence.hit;
+          break;
+        }
+      }
+    }
+    decoded->candidates.push_back(candidate);
+    kept_mass += probability;
+  }
+  // Distinct logits can round to the same probability: the contract orders those by id.
+  std::sort(decoded->candidates.begin(), decoded->candidates.end(), [](const Candidate& a, const Candidate& b) {
+    return a.probability > b.probability || (a.probability == b.probability && a.id < b.id);
+  });
+  decoded->other = static_cast<float>(std::max(0.0, 1.0 - kept_mass));
+}
+
+namespace {
+// NaN / +inf poison the softmax; an all -inf row has no distribution at all.
+bool RowIsUsable(const float* row, size_t vocab_size) {
+  const simd::RowScan scan = simd::ScanRow(row, vocab_size);
+  return !scan.has_nan && std::isfinite(scan.max);
+}
+}  // namespace
+
 DecodeStatus Decoder::Decode(const float* logits, size_t n_rows, size_t vocab_size,
+                             std::vector<Decoded>* out) const {
+  if (impl_->memory != nullptr) return DecodeStatus::kBadShape;  // the memory needs the context
+  return Decode(logits, n_rows, vocab_size, MaskContext(), out);
+}
+
+DecodeStatus Decoder::Decode(const float* logits, size_t n_rows, size_t vocab_size, const MaskContext& context,
                              std::vector<Decoded>* out) const {
   out->clear();
   if (vocab_size != impl_->eligible.size() || (logits == nullptr && n_rows > 0)) {
     return DecodeStatus::kBadShape;
   }
+  const Memory* memory = impl_->memory;
+  if (memory != nullptr && (context.n_masks != n_rows || context.ids == nullptr || context.mask_positions == nullptr)) {
+    return DecodeStatus::kBadShape;
+  }
+  for (size_t r = 0; r < n_rows; ++r) {
+    if (!RowIsUsable(logits + r * vocab_size, vocab_size)) return DecodeStatus::kNonFinite;
+  }
   out->resize(n_rows);
-  std::vector<decoder::ScoredId> top;
+  const Impl& impl = *impl_;
+  Impl::Scratch scratch;
+  std::vector<int32_t>& candidates = scratch.candidates;
   for (size_t r = 0; r < n_rows; ++r) {
     const float* row = logits + r * vocab_size;
-    const simd::RowScan scan = simd::ScanRow(row, vocab_size);
-    // NaN / +inf poison the softmax; an all -inf row has no distribution at all.
-    if (scan.has_nan || !std::isfinite(scan.max)) {
-      out->clear();
-      return DecodeStatus::kNonFinite;
+    if (memory == nullptr) {
+      impl.DecodeRow(row, vocab_size, nullptr, &scratch, &(*out)[r]);
+      continue;
     }
-    const double denominator = simd::SumExpShifted(row, vocab_size, scan.max);
-    decoder::SelectTopK(row, impl_->eligible.data(), vocab_size, impl_->top_k, &top);
-
-    Decoded& decoded = (*out)[r];
-    double kept_mass = 0.0;
-    for (const decoder::ScoredId& scored : top) {
-      const float probability =
-          static_cast<float>(std::exp(static_cast<double>(scored.logit) - scan.max) / denominator);
-      if (probability < impl_->threshold) break;  // `top` is sorted: the rest are smaller
-      decoded.candidates.push_back({scored.id, probability});
-      kept_mass += probability;
+    // Candidates the memory scores: the model's best, and what the memory proposes itself.
+    decoder::SelectTopK(row, impl.eligible.data(), vocab_size,
+                        static_cast<size_t>(std::max(impl.fusion.model_candidates, 0)), &scratch.top);
+    candidates.clear();
+    for (const decoder::ScoredId& scored : scratch.top) candidates.push_back(scored.id);
+    memory->ProposeCandidates(context.ids, context.n_ids, context.mask_positions, context.n_masks, r, &candidates);
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
+                                    [&impl, vocab_size](int32_t id) {
+                                      return id < 0 || static_cast<size_t>(id) >= vocab_size || !impl.eligible[id];
+                                    }),
+                     candidates.end());
+    memory->Evidence(context.ids, context.n_ids, context.mask_positions, context.n_masks, r, candidates.data(),
+                     candidates.size(), impl.fusion.min_hit_strength, &scratch.evidence);
+    scratch.fused.assign(row, row + vocab_size);
+    for (const CandidateEvidence& evidence : scratch.evidence) {
+      scratch.fused[evidence.id] += FusionGain(evidence, impl.fusion);
     }
-    // Distinct logits can round to the same probability: the contract orders those by id.
-    std::sort(decoded.candidates.begin(), decoded.candidates.end(),
-              [](const Candidate& a, const Candidate& b) {
-                return a.probability > b.probability ||
-                       (a.probability == b.probability && a.id < b.id);
-              });
-    decoded.other = static_cast<float>(std::max(0.0, 1.0 - kept_mass));
+    impl.DecodeRow(scratch.fused.data(), vocab_size, &scratch.evidence, &scratch, &(*out)[r]);
   }
   return DecodeStatus::kOk;
 }

@@ -1,5 +1,5 @@
-// tiankong public C++ API: the BERT WordPiece tokenizer, the top-k decoder and the
-// fingerprint cache. This is the whole surface the Embind bindings, the CLI tools,
+// tiankong public C++ API: the BERT WordPiece tokenizer, the corpus memory, the top-k decoder
+// (which fuses the model with the memory) and the fingerprint cache. This is the whole surface the Embind bindings, the CLI tools,
 // the fuzzers and the benchmarks use; everything else in wasm/src is internal.
 //
 // Offsets: every offset in this API is in UTF-16 code units of the original input
@@ -83,8 +83,96 @@ class Tokenizer {
 };
 
 // ---------------------------------------------------------------------------
+// Corpus memory (memory.bin): character n-gram statistics of the training corpus and an exact
+// index of famous texts and idioms. Built by the tiankong_build_memory tool for one vocabulary;
+// docs/memory-format.md describes the file.
+// ---------------------------------------------------------------------------
+
+enum class MemoryStatus { kOk = 0, kTruncated, kBadMagic, kBadVersion, kCorrupt, kWrongVocab };
+
+struct MemoryInfo {
+  uint32_t version = 0;
+  uint32_t max_order = 0;     // longest n-gram
+  uint64_t ngrams = 0;        // n-grams kept (orders 2..max_order)
+  uint64_t ngram_slots = 0;   // hash table slots
+  uint64_t texts = 0;         // famous texts + idioms indexed
+  uint64_t idioms = 0;
+  uint64_t units = 0;         // tokens in the index
+  uint64_t bytes = 0;         // file size
+  std::string build;          // the builder's JSON description (inputs, cut-offs)
+};
+
+// Where a candidate comes from: a famous text or an idiom whose passage it completes.
+struct MemorySource {
+  std::string work;    // e.g. "千家诗"; "成语" for idioms
+  std::string title;   // e.g. "静夜思"; the idiom itself
+  std::string author;  // e.g. "李白"; "" when unknown or an idiom
+  std::string text;    // the sentence of the text the candidate completes, e.g. "床前明月光，疑是地上霜。"
+};
+
+// A famous-text / idiom passage supporting a candidate (Memory::SourceOf turns it into text).
+struct MemoryHit {
+  int32_t text = -1;    // -1: no hit
+  uint32_t unit = 0;
+  int32_t strength = 0; // known tokens of the input that agree with the passage around the blank
+  bool whole = false;   // the agreement covers a whole idiom or clause
+};
+
+// Evidence the memory has for one candidate at one blank (see Memory::Evidence).
+struct CandidateEvidence {
+  int32_t id = 0;
+  // Log-probability gain over the no-context estimate, split by the length of the n-gram that
+  // matched (index 2..8; 0 and 1 unused): sum over the n-gram windows through the blank.
+  float ngram_gain[9] = {};
+  float unigram = 0.0f;  // log P(id) in the corpus
+  MemoryHit hit;
+};
+
+class Memory {
+ public:
+  // Verifies and takes over the bytes of a memory.bin built for `tokenizer`'s vocabulary:
+  // magic, version, checksums, section bounds and every token id inside. Returns nullptr with
+  // *status and a specific *error when the file is truncated, corrupt, of another format
+  // version or built for another vocabulary. The memory does not keep `tokenizer`.
+  static std::unique_ptr<Memory> Load(std::vector<uint8_t> bytes, const Tokenizer& tokenizer,
+                                      MemoryStatus* status, std::string* error);
+  virtual ~Memory() = default;
+
+  virtual const MemoryInfo& Info() const = 0;
+
+  // Candidate token ids for the blank at ids[mask_positions[target]]: tokens that follow the
+  // left neighbour or precede the right neighbour most often, and tokens that complete a famous
+  // text or idiom there. Appended to *out (duplicates possible).
+  virtual void ProposeCandidates(const int32_t* ids, size_t n_ids, const int32_t* mask_positions,
+                                 size_t n_masks, size_t target, std::vector<int32_t>* out) const = 0;
+
+  // Evidence for each candidate at the blank ids[mask_positions[target]]: the n-gram windows
+  // through it (other blanks are unknown: windows stop there) and the best famous-text / idiom
+  // passage that agrees with at least `min_hit_strength` known tokens around it.
+  virtual void Evidence(const int32_t* ids, size_t n_ids, const int32_t* mask_positions, size_t n_masks,
+                        size_t target, const int32_t* candidates, size_t n_candidates,
+                        int32_t min_hit_strength, std::vector<CandidateEvidence>* out) const = 0;
+
+  // The text behind a hit (hit.text must come from this memory).
+  virtual MemorySource SourceOf(const MemoryHit& hit) const = 0;
+};
+
+// ---------------------------------------------------------------------------
 // Top-k decoder: logits at the mask positions -> calibrated candidates
 // ---------------------------------------------------------------------------
+
+// How the decoder fuses the memory with the model: each candidate's logit gains
+//   sum_n ngram[n] * gain_n  +  (hit ? hit_base + hit_per_token * strength + (whole ? hit_whole : 0) : 0)
+// before the softmax over the whole vocabulary (so the result stays a distribution). The weights
+// are tuned per model on held-out text (scripts/tune-fusion) and stored in model.json.
+struct FusionWeights {
+  float ngram[9] = {0.0f, 0.0f, 0.2f, 0.4f, 0.6f, 0.8f, 0.8f, 0.8f, 0.8f};
+  float hit_base = 2.0f;
+  float hit_per_token = 1.0f;
+  float hit_whole = 2.0f;
+  int32_t min_hit_strength = 3;
+  int32_t model_candidates = 48;  // the model's best tokens that the memory scores too
+};
 
 struct DecodeOptions {
   int32_t top_k = 5;
@@ -99,11 +187,23 @@ struct DecodeOptions {
   std::vector<int32_t> allow_ids;
   // These ids are never proposed.
   std::vector<int32_t> deny_ids;
+  // Fuse this memory with the model (nullptr: the model alone). Not owned; must outlive the decoder.
+  const Memory* memory = nullptr;
+  FusionWeights fusion;
 };
 
 struct Candidate {
   int32_t id = 0;
   float probability = 0.0f;  // softmax over the full vocabulary row
+  MemoryHit hit;             // the famous text / idiom it completes (hit.text = -1: none)
+};
+
+// The input a row of logits belongs to: the decoder's memory reads the context around the blank.
+struct MaskContext {
+  const int32_t* ids = nullptr;            // the whole encoded input, [CLS] ... [SEP]
+  size_t n_ids = 0;
+  const int32_t* mask_positions = nullptr; // row r of the logits is the blank at ids[mask_positions[r]]
+  size_t n_masks = 0;
 };
 
 struct Decoded {
@@ -123,8 +223,11 @@ class Decoder {
   Decoder& operator=(const Decoder&) = delete;
 
   // logits: row-major [n_rows, vocab_size]. Writes n_rows results. A NaN or +inf
-  // in a row is kNonFinite (-inf is allowed and means probability 0).
+  // in a row is kNonFinite (-inf is allowed and means probability 0). With a memory in the
+  // options, `context` must describe the input (n_rows == context.n_masks), else kBadShape.
   DecodeStatus Decode(const float* logits, size_t n_rows, size_t vocab_size,
+                      std::vector<Decoded>* out) const;
+  DecodeStatus Decode(const float* logits, size_t n_rows, size_t vocab_size, const MaskContext& context,
                       std::vector<Decoded>* out) const;
 
  private:

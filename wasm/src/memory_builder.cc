@@ -1,0 +1,273 @@
+#include "memory_builder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <string_view>
+
+#include "memory_format.h"
+#include "memory_query.h"
+#include "ngram_table.h"
+#include "text_index.h"
+
+namespace tiankong {
+namespace memory {
+
+namespace {
+
+// Punctuation that ends a clause / a sentence in the indexed texts (full- and half-width).
+constexpr std::string_view kClauseEnds[] = {"，", "。", "！", "？", "；", "：", "、", ",", ".", "!", "?", ";", ":"};
+constexpr std::string_view kSentenceEnds[] = {"。", "！", "？", "；", ".", "!", "?", ";"};
+
+template <size_t N>
+bool OneOf(const std::string& token, const std::string_view (&set)[N]) {
+  return std::find(std::begin(set), std::end(set), token) != std::end(set);
+}
+
+// Distinct n-grams of one order: sorted keys, their counts and one position where each occurs.
+struct Counted {
+  std::vector<uint64_t> keys;
+  std::vector<uint32_t> counts;
+  std::vector<uint32_t> positions;
+
+  // The count of `key` (0 when unseen).
+  uint32_t Count(uint64_t key) const {
+    const auto it = std::lower_bound(keys.begin(), keys.end(), key);
+    return it != keys.end() && *it == key ? counts[static_cast<size_t>(it - keys.begin())] : 0;
+  }
+};
+
+Counted CountOrder(const std::vector<int32_t>& stream, size_t n) {
+  std::vector<std::pair<uint64_t, uint32_t>> occurrences;
+  size_t run = 0;  // known units ending at i
+  for (size_t i = 0; i < stream.size(); ++i) {
+    run = stream[i] >= 0 ? run + 1 : 0;
+    if (run >= n) {
+      const size_t start = i + 1 - n;
+      occurrences.emplace_back(NgramKey(&stream[start], n), static_cast<uint32_t>(start));
+    }
+  }
+  std::sort(occurrences.begin(), occurrences.end());
+  Counted out;
+  for (size_t i = 0; i < occurrences.size();) {
+    size_t j = i;
+    while (j < occurrences.size() && occurrences[j].first == occurrences[i].first) ++j;
+    out.keys.push_back(occurrences[i].first);
+    out.counts.push_back(static_cast<uint32_t>(j - i));
+    out.positions.push_back(occurrences[i].second);
+    i = j;
+  }
+  return out;
+}
+
+// The original UTF-8 bytes of the UTF-16 span [start, end) of `text`.
+std::string Utf16Slice(std::string_view text, uint32_t start, uint32_t end) {
+  size_t units = 0, begin_byte = text.size(), end_byte = text.size();
+  for (size_t i = 0; i < text.size();) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const size_t len = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+    if (units == start && begin_byte == text.size()) begin_byte = i;
+    if (units == end) {
+      end_byte = i;
+      break;
+    }
+    units += len == 4 ? 2 : 1;
+    i += len;
+  }
+  return begin_byte < end_byte ? std::string(text.substr(begin_byte, end_byte - begin_byte)) : std::string();
+}
+
+std::string JsonArray(const std::vector<uint64_t>& values, size_t from) {
+  std::string out = "[";
+  for (size_t i = from; i < values.size(); ++i) out += (i > from ? "," : "") + std::to_string(values[i]);
+  return out + "]";
+}
+
+}  // namespace
+
+MemoryBuilder::MemoryBuilder(const Tokenizer& tokenizer, const BuildOptions& options)
+    : tokenizer_(tokenizer), options_(options), units_(tokenizer) {}
+
+void MemoryBuilder::AddLine(std::string_view line) {
+  ++lines_;
+  Encoding encoding;
+  if (tokenizer_.Encode(line, &encoding) != Status::kOk) {
+    ++invalid_lines_;
+    return;
+  }
+  for (const int32_t id : encoding.ids) stream_.push_back(units_.IsBoundary(id) ? kBoundary : id);
+  if (stream_.empty() || stream_.back() != kBoundary) stream_.push_back(kBoundary);
+}
+
+void MemoryBuilder::AddText(const SourceText& text) { texts_.push_back(text); }
+
+std::vector<uint8_t> MemoryBuilder::Finish(BuildReport* report, std::string* error) {
+  const size_t order = options_.order;
+  const auto vocab = static_cast<size_t>(tokenizer_.VocabSize());
+  if (order < 2 || order > kMaxOrder) {
+    *error = "order must be 2.." + std::to_string(kMaxOrder);
+    return {};
+  }
+  if (vocab >= kSeparator) {
+    *error = "vocabulary of " + std::to_string(vocab) + " tokens: the memory stores ids in 16 bits (< 65535)";
+    return {};
+  }
+  *report = BuildReport();
+  report->lines = lines_;
+  report->distinct.assign(order + 1, 0);
+  report->eligible.assign(order + 1, 0);
+  report->kept.assign(order + 1, 0);
+
+  // Unigrams.
+  std::vector<double> unigram_counts(vocab, 0.0);
+  for (const int32_t unit : stream_) {
+    if (unit >= 0) {
+      unigram_counts[unit] += 1;
+      ++report->tokens;
+    }
+  }
+  const double total = static_cast<double>(report->tokens) + 0.5 * static_cast<double>(vocab);
+  std::vector<float> unigram(vocab);
+  for (size_t id = 0; id < vocab; ++id) unigram[id] = static_cast<float>(std::log((unigram_counts[id] + 0.5) / total));
+
+  // Exact counts per order.
+  std::vector<Counted> counted(order + 1);
+  for (size_t n = 2; n <= order; ++n) {
+    counted[n] = CountOrder(stream_, n);
+    report->distinct[n] = counted[n].keys.size();
+  }
+  report->distinct[1] = static_cast<uint64_t>(std::count_if(unigram_counts.begin(), unigram_counts.end(),
+                                                            [](double c) { return c > 0; }));
+  const auto count_of = [&](const int32_t* ids, size_t n) -> double {
+    return n == 1 ? unigram_counts[ids[0]] : counted[n].Count(NgramKey(ids, n));
+  };
+  const double log_alpha = std::log(static_cast<double>(options_.alpha));
+
+  // Rank the eligible n-grams by how much they move the backed-off estimate.
+  struct Entry {
+    double score;
+    uint64_t key;
+    float log_p;
+    uint8_t order;
+  };
+  std::vector<Entry> entries;
+  for (size_t n = 2; n <= order; ++n) {
+    const Counted& c = counted[n];
+    for (size_t i = 0; i < c.keys.size(); ++i) {
+      if (c.counts[i] < options_.min_count) continue;
+      ++report->eligible[n];
+      const int32_t* gram = &stream_[c.positions[i]];
+      const double log_p = std::log(c.counts[i] / count_of(gram, n - 1));
+      const double lower = n == 2 ? std::log(unigram_counts[gram[1]] / static_cast<double>(report->tokens))
+                                  : std::log(count_of(gram + 1, n - 1) / count_of(gram + 1, n - 2));
+      entries.push_back({c.counts[i] * std::fabs(log_p - (log_alpha + lower)), c.keys[i],
+                         static_cast<float>(log_p), static_cast<uint8_t>(n)});
+    }
+  }
+  if (entries.size() > options_.max_ngrams) {
+    std::nth_element(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(options_.max_ngrams),
+                     entries.end(), [](const Entry& a, const Entry& b) {
+                       return a.score > b.score || (a.score == b.score && a.key < b.key);
+                     });
+    entries.resize(options_.max_ngrams);
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.key < b.key; });
+  const size_t slots = std::max<size_t>(static_cast<size_t>(std::ceil(entries.size() / options_.load_factor)),
+                                        entries.size() + 2);
+  NgramTableBuilder table(slots);
+  for (const Entry& entry : entries) {
+    table.Insert(entry.key, entry.log_p);
+    ++report->kept[entry.order];
+  }
+  report->slots = slots;
+
+  // Neighbours from the bigrams.
+  std::vector<std::vector<std::pair<uint32_t, uint16_t>>> next(vocab), previous(vocab);
+  for (size_t i = 0; i < counted[2].keys.size(); ++i) {
+    if (counted[2].counts[i] < options_.min_count) continue;
+    const int32_t* gram = &stream_[counted[2].positions[i]];
+    next[gram[0]].emplace_back(counted[2].counts[i], static_cast<uint16_t>(gram[1]));
+    previous[gram[1]].emplace_back(counted[2].counts[i], static_cast<uint16_t>(gram[0]));
+  }
+  ByteWriter neighbours;
+  std::vector<uint32_t> successor_offsets{0}, predecessor_offsets{0};
+  std::vector<uint16_t> successors, predecessors;
+  for (auto [lists, offsets, values] : {std::tie(next, successor_offsets, successors),
+                                        std::tie(previous, predecessor_offsets, predecessors)}) {
+    for (auto& list : lists) {
+      std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) {
+        return a.first > b.first || (a.first == b.first && a.second < b.second);
+      });
+      for (size_t k = 0; k < list.size() && k < options_.neighbours; ++k) values.push_back(list[k].second);
+      offsets.push_back(static_cast<uint32_t>(values.size()));
+    }
+  }
+  neighbours.U32(static_cast<uint32_t>(vocab));
+  neighbours.U32(static_cast<uint32_t>(successors.size()));
+  neighbours.U32(static_cast<uint32_t>(predecessors.size()));
+  neighbours.Array(successor_offsets);
+  neighbours.Array(successors);
+  neighbours.Array(predecessor_offsets);
+  neighbours.Array(predecessors);
+
+  // The text index.
+  std::vector<IndexedText> indexed;
+  for (const SourceText& source : texts_) {
+    Encoding encoding;
+    if (tokenizer_.Encode(source.text, &encoding) != Status::kOk) continue;
+    IndexedText text;
+    for (size_t i = 0; i < encoding.ids.size(); ++i) {
+      const int32_t id = encoding.ids[i];
+      if (id == tokenizer_.ClsId() || id == tokenizer_.SepId()) continue;
+      const std::string& token = tokenizer_.IdToToken(id);
+      if (id == tokenizer_.UnkId()) {
+        text.unknown.emplace_back(static_cast<uint32_t>(text.ids.size()),
+                                  Utf16Slice(source.text, encoding.offsets[i].start, encoding.offsets[i].end));
+      }
+      text.ids.push_back(id);
+      text.clause_end.push_back(OneOf(token, kClauseEnds));
+      text.sentence_end.push_back(OneOf(token, kSentenceEnds));
+    }
+    if (text.ids.empty()) continue;
+    text.work = source.work;
+    text.title = source.title;
+    text.author = source.author;
+    text.idiom = source.idiom;
+    report->idioms += source.idiom;
+    report->units += text.ids.size();
+    indexed.push_back(std::move(text));
+  }
+  report->texts = indexed.size();
+
+  std::string info = "{\"format\":" + std::to_string(kVersion) + ",\"order\":" + std::to_string(order) +
+                     ",\"min_count\":" + std::to_string(options_.min_count) +
+                     ",\"alpha\":" + std::to_string(options_.alpha) +
+                     ",\"max_ngrams\":" + std::to_string(options_.max_ngrams) +
+                     ",\"corpus\":{\"lines\":" + std::to_string(lines_) +
+                     ",\"invalid_lines\":" + std::to_string(invalid_lines_) +
+                     ",\"tokens\":" + std::to_string(report->tokens) + "}" +
+                     ",\"ngrams\":{\"distinct\":" + JsonArray(report->distinct, 1) +
+                     ",\"eligible\":" + JsonArray(report->eligible, 2) + ",\"kept\":" + JsonArray(report->kept, 2) +
+                     ",\"slots\":" + std::to_string(slots) + "}" +
+                     ",\"texts\":{\"total\":" + std::to_string(report->texts) +
+                     ",\"idioms\":" + std::to_string(report->idioms) + ",\"units\":" + std::to_string(report->units) + "}";
+  if (!options_.description.empty()) {
+    info += ",\"description\":";
+    info += options_.description;
+  }
+  info += "}";
+
+  ContainerWriter writer(VocabFingerprint(tokenizer_), static_cast<uint32_t>(vocab));
+  writer.Add(kSectionBuildInfo, std::vector<uint8_t>(info.begin(), info.end()));
+  ByteWriter unigram_bytes;
+  unigram_bytes.Array(unigram);
+  writer.Add(kSectionUnigram, unigram_bytes.Take());
+  writer.Add(kSectionNgrams, table.Finish(order, static_cast<float>(log_alpha)));
+  writer.Add(kSectionNeighbours, neighbours.Take());
+  writer.Add(kSectionTexts, BuildTextIndex(indexed));
+  return writer.Finish();
+}
+
+}  // namespace memory
+}  // namespace tiankong

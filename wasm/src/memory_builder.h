@@ -1,0 +1,70 @@
+// Builds memory.bin from a corpus and a list of famous texts and idioms (tiankong_build_memory).
+//
+// 1. Every corpus line is tokenized with the model's tokenizer and split into runs of ordinary
+//    tokens (QueryUnits: specials and [UNK] break runs); n-grams of 1..order tokens are counted
+//    exactly (sorted 64-bit keys).
+// 2. Every n-gram (h, w) of 2..order tokens seen at least min_count times is a candidate entry with
+//    value log count(h w) / count(h). Entries are ranked by how much they change the model's
+//    estimate (Seymore & Rosenfeld 1996: count(h w) * |log P(w|h) - log(alpha P(w|h'))|, h' = h
+//    without its first token) and the best max_ngrams are kept.
+// 3. For each token, its most frequent successors and predecessors (candidate proposals).
+// 4. The texts go into the exact index (text_index.h).
+// Same inputs and options -> the same bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "memory_query.h"
+#include "tiankong/tiankong.h"
+
+namespace tiankong {
+namespace memory {
+
+struct BuildOptions {
+  size_t order = 5;
+  uint32_t min_count = 2;
+  size_t max_ngrams = 1500000;   // entries kept in the hash table
+  double load_factor = 0.8;      // entries / slots
+  float alpha = 0.4f;            // stupid backoff
+  size_t neighbours = 16;        // successors / predecessors kept per token
+  std::string description;       // JSON object text merged into the build info (inputs etc.)
+};
+
+struct SourceText {
+  std::string work, title, author, text;
+  bool idiom = false;
+};
+
+struct BuildReport {
+  uint64_t lines = 0, tokens = 0;
+  std::vector<uint64_t> distinct;   // per order (index = order): distinct n-grams
+  std::vector<uint64_t> eligible;   // per order: seen >= min_count
+  std::vector<uint64_t> kept;       // per order: in the table
+  uint64_t slots = 0, texts = 0, idioms = 0, units = 0;
+};
+
+class MemoryBuilder {
+ public:
+  MemoryBuilder(const Tokenizer& tokenizer, const BuildOptions& options);
+  // Adds one corpus line (UTF-8; invalid lines are skipped and counted).
+  void AddLine(std::string_view line);
+  void AddText(const SourceText& text);
+  // Counts, prunes and writes the file; *report gets the numbers. Returns an empty vector and sets
+  // *error when the options cannot be met (e.g. order out of range, vocab larger than 65535).
+  std::vector<uint8_t> Finish(BuildReport* report, std::string* error);
+
+ private:
+  const Tokenizer& tokenizer_;
+  BuildOptions options_;
+  QueryUnits units_;
+  std::vector<int32_t> stream_;  // units of all lines, kBoundary between runs
+  std::vector<SourceText> texts_;
+  uint64_t lines_ = 0, invalid_lines_ = 0;
+};
+
+}  // namespace memory
+}  // namespace tiankong

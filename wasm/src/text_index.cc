@@ -1,0 +1,276 @@
+#include "text_index.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tiankong {
+namespace memory {
+
+namespace {
+
+// Occurrences of the anchor that one Match looks at: enough for any anchor of two or more tokens
+// in ~460 k units, and a bound on the work for a single common character.
+constexpr uint32_t kMaxOccurrences = 4096;
+// Suffixes are ordered by at most this many units (then by position): windows are shorter.
+constexpr size_t kSortDepth = 64;
+constexpr size_t kTextFields = 5;
+
+void SetBit(std::vector<uint8_t>* bits, size_t i) { (*bits)[i >> 3] |= uint8_t(1u << (i & 7)); }
+
+}  // namespace
+
+std::vector<uint8_t> BuildTextIndex(const std::vector<IndexedText>& texts) {
+  std::vector<uint16_t> units;
+  std::vector<uint32_t> table;
+  std::vector<std::pair<uint32_t, uint32_t>> unknown;
+  std::string strings(1, '\0');  // offset 0 = ""
+  const auto intern = [&strings](const std::string& s) {
+    if (s.empty()) return uint32_t{0};
+    const auto offset = static_cast<uint32_t>(strings.size());
+    strings += s;
+    strings.push_back('\0');
+    return offset;
+  };
+  std::vector<uint8_t> clause_flags, sentence_flags;
+  for (const IndexedText& text : texts) {
+    if (!units.empty()) {
+      units.push_back(kSeparator);
+      clause_flags.push_back(1);
+      sentence_flags.push_back(1);
+    }
+    const auto begin = static_cast<uint32_t>(units.size());
+    for (size_t i = 0; i < text.ids.size(); ++i) {
+      units.push_back(static_cast<uint16_t>(text.ids[i]));
+      clause_flags.push_back(i < text.clause_end.size() ? text.clause_end[i] : 0);
+      sentence_flags.push_back(i < text.sentence_end.size() ? text.sentence_end[i] : 0);
+    }
+    for (const auto& [at, original] : text.unknown) unknown.emplace_back(begin + at, intern(original));
+    table.insert(table.end(), {begin, static_cast<uint32_t>(units.size()), intern(text.work),
+                               intern(text.title), intern(text.author)});
+  }
+  std::vector<uint32_t> suffix;
+  for (uint32_t i = 0; i < units.size(); ++i) {
+    if (units[i] != kSeparator) suffix.push_back(i);
+  }
+  std::sort(suffix.begin(), suffix.end(), [&units](uint32_t a, uint32_t b) {
+    for (size_t k = 0; k < kSortDepth; ++k) {
+      const bool a_end = a + k >= units.size(), b_end = b + k >= units.size();
+      if (a_end || b_end) {
+        if (a_end != b_end) return a_end;
+        break;
+      }
+      if (units[a + k] != units[b + k]) return units[a + k] < units[b + k];
+    }
+    return a < b;
+  });
+  std::vector<uint8_t> clause_bits((units.size() + 7) / 8), sentence_bits((units.size() + 7) / 8);
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (clause_flags[i]) SetBit(&clause_bits, i);
+    if (sentence_flags[i]) SetBit(&sentence_bits, i);
+  }
+  std::vector<uint32_t> kinds((texts.size() + 31) / 32, 0);
+  for (size_t t = 0; t < texts.size(); ++t) {
+    if (texts[t].idiom) kinds[t / 32] |= 1u << (t % 32);
+  }
+  std::vector<uint32_t> unknown_flat;
+  for (const auto& [at, offset] : unknown) unknown_flat.insert(unknown_flat.end(), {at, offset});
+
+  ByteWriter out;
+  out.U32(static_cast<uint32_t>(texts.size()));
+  out.U32(static_cast<uint32_t>(units.size()));
+  out.U32(static_cast<uint32_t>(strings.size()));
+  out.U32(static_cast<uint32_t>(unknown.size()));
+  out.Array(units);
+  out.U32(static_cast<uint32_t>(suffix.size()));
+  out.Array(suffix);
+  out.Array(clause_bits);
+  out.Array(sentence_bits);
+  out.Array(table);
+  out.Array(unknown_flat);
+  out.Array(strings.data(), strings.size());
+  out.Array(kinds);
+  return out.Take();
+}
+
+bool TextIndex::Parse(const Section& section, size_t vocab_size, std::string* error) {
+  ByteReader reader(section.data, section.size);
+  text_count_ = reader.U32();
+  unit_count_ = reader.U32();
+  string_bytes_ = reader.U32();
+  unknown_count_ = reader.U32();
+  units_ = static_cast<const uint16_t*>(reader.Array(unit_count_, 2));
+  suffix_count_ = reader.U32();
+  suffix_ = static_cast<const uint32_t*>(reader.Array(suffix_count_, 4));
+  clause_end_ = static_cast<const uint8_t*>(reader.Array((unit_count_ + 7) / 8, 1));
+  sentence_end_ = static_cast<const uint8_t*>(reader.Array((unit_count_ + 7) / 8, 1));
+  texts_ = static_cast<const uint32_t*>(reader.Array(text_count_ * kTextFields, 4));
+  unknown_ = static_cast<const uint32_t*>(reader.Array(unknown_count_ * 2, 4));
+  strings_ = static_cast<const char*>(reader.Array(string_bytes_, 1));
+  kind_bits_ = static_cast<const uint32_t*>(reader.Array((text_count_ + 31) / 32, 4));
+  const auto fail = [error](const char* what) {
+    *error = std::string("text index section is malformed: ") + what;
+    return false;
+  };
+  if (reader.failed()) return fail("sizes exceed the section");
+  if (suffix_count_ > unit_count_) return fail("suffix array longer than the units");
+  for (size_t i = 0; i < unit_count_; ++i) {
+    if (units_[i] != kSeparator && units_[i] >= vocab_size) return fail("unit outside the vocabulary");
+  }
+  if (string_bytes_ == 0 || strings_[string_bytes_ - 1] != '\0') return fail("strings not terminated");
+  uint32_t previous_end = 0;
+  for (size_t t = 0; t < text_count_; ++t) {
+    const uint32_t* row = texts_ + t * kTextFields;
+    if (row[0] < previous_end || row[0] > row[1] || row[1] > unit_count_) return fail("text bounds");
+    for (size_t f = 2; f < kTextFields; ++f) {
+      if (row[f] >= string_bytes_) return fail("string offset");
+    }
+    previous_end = row[1];
+  }
+  for (size_t i = 0; i < suffix_count_; ++i) {
+    if (suffix_[i] >= unit_count_) return fail("suffix position");
+  }
+  for (size_t i = 0; i < unknown_count_; ++i) {
+    if (unknown_[2 * i] >= unit_count_ || unknown_[2 * i + 1] >= string_bytes_ ||
+        (i > 0 && unknown_[2 * i] <= unknown_[2 * i - 2])) {
+      return fail("unknown-unit table");
+    }
+  }
+  return true;
+}
+
+const char* TextIndex::String(uint32_t offset) const {
+  return offset < string_bytes_ ? strings_ + offset : "";
+}
+
+const char* TextIndex::Work(int32_t text) const { return String(texts_[text * kTextFields + 2]); }
+const char* TextIndex::Title(int32_t text) const { return String(texts_[text * kTextFields + 3]); }
+const char* TextIndex::Author(int32_t text) const { return String(texts_[text * kTextFields + 4]); }
+bool TextIndex::IsIdiom(int32_t text) const { return (kind_bits_[text / 32] >> (text % 32)) & 1; }
+
+const char* TextIndex::UnknownText(uint32_t position) const {
+  size_t lo = 0, hi = unknown_count_;
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    if (unknown_[2 * mid] < position) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < unknown_count_ && unknown_[2 * lo] == position ? String(unknown_[2 * lo + 1]) : nullptr;
+}
+
+int32_t TextIndex::TextAt(uint32_t position) const {
+  size_t lo = 0, hi = text_count_;  // first text with begin > position
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    if (texts_[mid * kTextFields] <= position) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0) return -1;
+  const size_t t = lo - 1;
+  return position < texts_[t * kTextFields + 1] ? static_cast<int32_t>(t) : -1;
+}
+
+void TextIndex::Sentence(int32_t text, uint32_t unit, uint32_t* begin, uint32_t* end) const {
+  const uint32_t text_begin = texts_[text * kTextFields], text_end = texts_[text * kTextFields + 1];
+  uint32_t b = unit, e = unit;
+  while (b > text_begin && !Bit(sentence_end_, b - 1)) --b;
+  while (e < text_end && !Bit(sentence_end_, e)) ++e;
+  *begin = b;
+  *end = e < text_end ? e + 1 : text_end;
+}
+
+void TextIndex::Range(const int32_t* pattern, size_t n, uint32_t* lo_out, uint32_t* hi_out) const {
+  // -1: the suffix at `position` sorts before every string starting with the pattern; 0: it
+  // starts with the pattern; 1: after.
+  const auto compare = [&](uint32_t position) {
+    for (size_t k = 0; k < n; ++k) {
+      if (position + k >= unit_count_) return -1;
+      const int32_t unit = units_[position + k];
+      if (unit != pattern[k]) return unit < pattern[k] ? -1 : 1;
+    }
+    return 0;
+  };
+  size_t lo = 0, hi = suffix_count_;
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    if (compare(suffix_[mid]) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  size_t upper = lo, top = suffix_count_;
+  while (upper < top) {
+    const size_t mid = (upper + top) / 2;
+    if (compare(suffix_[mid]) <= 0) upper = mid + 1;
+    else top = mid;
+  }
+  *lo_out = static_cast<uint32_t>(lo);
+  *hi_out = static_cast<uint32_t>(upper);
+}
+
+void TextIndex::Match(const int32_t* window, size_t n, size_t target, int32_t min_strength,
+                      std::vector<IndexHit>* hits) const {
+  if (target >= n || suffix_count_ == 0) return;
+  // The anchor: of the runs of known tokens in the window, the one with the fewest occurrences.
+  size_t anchor_start = 0, anchor_len = 0;
+  uint32_t anchor_lo = 0, anchor_hi = 0;
+  for (size_t i = 0; i < n;) {
+    if (i == target || window[i] < 0) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < n && j != target && window[j] >= 0) ++j;
+    uint32_t lo, hi;
+    Range(window + i, j - i, &lo, &hi);
+    if (anchor_len == 0 || hi - lo < anchor_hi - anchor_lo) {
+      anchor_start = i, anchor_len = j - i, anchor_lo = lo, anchor_hi = hi;
+    }
+    i = j;
+  }
+  if (anchor_len == 0 || anchor_lo == anchor_hi) return;
+  const size_t first_new = hits->size();
+  const uint32_t last = std::min(anchor_hi, anchor_lo + kMaxOccurrences);
+  for (uint32_t k = anchor_lo; k < last; ++k) {
+    const uint32_t occurrence = suffix_[k];
+    if (occurrence < anchor_start) continue;  // the window would start before the units
+    const int32_t text = TextAt(occurrence);
+    if (text < 0) continue;
+    const uint32_t begin = texts_[text * kTextFields], end = texts_[text * kTextFields + 1];
+    const uint32_t base = occurrence - static_cast<uint32_t>(anchor_start);  // unit of window[0]
+    const uint64_t blank = uint64_t{base} + target;
+    if (blank < begin || blank >= end) continue;
+    // Grow the stretch from the blank while the text agrees (a wildcard agrees with anything).
+    int32_t strength = 0;
+    size_t a = target, b = target;
+    for (size_t i = target; i-- > 0;) {
+      if (base + i < begin || window[i] == kBoundary) break;
+      if (window[i] != kWildcard && units_[base + i] != window[i]) break;
+      if (window[i] != kWildcard) ++strength;
+      a = i;
+    }
+    for (size_t i = target + 1; i < n; ++i) {
+      if (base + i >= end || window[i] == kBoundary) break;
+      if (window[i] != kWildcard && units_[base + i] != window[i]) break;
+      if (window[i] != kWildcard) ++strength;
+      b = i;
+    }
+    if (anchor_start < a || anchor_start + anchor_len - 1 > b || strength < min_strength) continue;
+    const uint32_t first = base + static_cast<uint32_t>(a), after = base + static_cast<uint32_t>(b) + 1;
+    const bool starts = first == begin || Bit(clause_end_, first - 1);
+    const bool ends = after == end || Bit(clause_end_, after - 1) || Bit(clause_end_, after);
+    IndexHit hit{units_[blank], text, static_cast<uint32_t>(blank), strength, starts && ends};
+    auto same = std::find_if(hits->begin() + first_new, hits->end(),
+                             [&hit](const IndexHit& h) { return h.token == hit.token; });
+    if (same == hits->end()) {
+      hits->push_back(hit);
+    } else if (hit.strength > same->strength ||
+               (hit.strength == same->strength &&
+                (hit.whole > same->whole || (hit.whole == same->whole && hit.text < same->text)))) {
+      *same = hit;
+    }
+  }
+  std::stable_sort(hits->begin() + first_new, hits->end(), [](const IndexHit& x, const IndexHit& y) {
+    return x.strength > y.strength || (x.strength == y.strength && x.whole > y.whole);
+  });
+}
+
+}  // namespace memory
+}  // namespace tiankong
