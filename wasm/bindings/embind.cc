@@ -137,6 +137,23 @@ class OptionsReader {
     *out = static_cast<float>(value);
   }
 
+  // A Float32Array of finite numbers.
+  void Floats(const char* name, std::vector<float>* out) {
+    const val field = Field(name);
+    if (field.isUndefined()) return;
+    const std::string what = std::string(type_) + "." + name;
+    if (const char* error = CopyTypedArray(field, "Float32Array", what.c_str(), out)) {
+      error_ = error;
+      return;
+    }
+    for (const float value : *out) {
+      if (!std::isfinite(value)) {
+        error_ = Fail("%s must hold finite numbers", what.c_str());
+        return;
+      }
+    }
+  }
+
   // An Int32Array of token ids, each in [0, vocab_size).
   void Ids(const char* name, int32_t vocab_size, std::vector<int32_t>* out) {
     const val field = Field(name);
@@ -267,6 +284,164 @@ TokenizerHandle* NewTokenizer(val vocab_bytes, val options) {
 }
 
 // ---------------------------------------------------------------------------
+// Memory
+// ---------------------------------------------------------------------------
+
+const char* StatusName(MemoryStatus status) {
+  switch (status) {
+    case MemoryStatus::kOk: return "ok";
+    case MemoryStatus::kTruncated: return "truncated";
+    case MemoryStatus::kBadMagic: return "not-a-memory";
+    case MemoryStatus::kBadVersion: return "wrong-version";
+    case MemoryStatus::kCorrupt: return "corrupt";
+    case MemoryStatus::kWrongVocab: return "wrong-vocab";
+  }
+  return "corrupt";
+}
+
+// Reads (ids, maskPositions, target) of a memory query; checks types and ranges only.
+const char* ReadQuery(const char* where, const val& ids, const val& masks, double target, int32_t vocab,
+                      std::vector<int32_t>* ids_out, std::vector<int32_t>* masks_out, size_t* target_out) {
+  static std::string what_ids, what_masks;
+  what_ids = std::string(where) + ": ids";
+  what_masks = std::string(where) + ": maskPositions";
+  if (const char* e = CopyTypedArray(ids, "Int32Array", what_ids.c_str(), ids_out)) return e;
+  if (const char* e = CopyTypedArray(masks, "Int32Array", what_masks.c_str(), masks_out)) return e;
+  for (size_t i = 0; i < ids_out->size(); ++i) {
+    if ((*ids_out)[i] < 0 || (*ids_out)[i] >= vocab) return Fail("%s: ids[%zu] is not a token id", where, i);
+  }
+  for (size_t i = 0; i < masks_out->size(); ++i) {
+    if ((*masks_out)[i] < 0 || static_cast<size_t>((*masks_out)[i]) >= ids_out->size()) {
+      return Fail("%s: maskPositions[%zu] is not a position in ids", where, i);
+    }
+  }
+  return ReadCount(target, (std::string(where) + ": target").c_str(),
+                   masks_out->empty() ? 0 : static_cast<double>(masks_out->size() - 1), target_out);
+}
+
+class MemoryHandle {
+ public:
+  explicit MemoryHandle(std::unique_ptr<Memory> memory, int32_t vocab_size)
+      : memory_(std::move(memory)), vocab_size_(vocab_size) {}
+
+  const Memory& memory() const { return *memory_; }
+
+  val Info() const {
+    const MemoryInfo& info = memory_->Info();
+    val out = val::object();
+    out.set("version", info.version);
+    out.set("maxOrder", info.max_order);
+    out.set("ngrams", static_cast<double>(info.ngrams));
+    out.set("ngramSlots", static_cast<double>(info.ngram_slots));
+    out.set("texts", static_cast<double>(info.texts));
+    out.set("idioms", static_cast<double>(info.idioms));
+    out.set("units", static_cast<double>(info.units));
+    out.set("bytes", static_cast<double>(info.bytes));
+    out.set("build", info.build);
+    return out;
+  }
+
+  val Propose(val ids, val masks, double target) {
+    size_t t = 0;
+    if (const char* error = ReadQuery("Memory.propose", ids, masks, target, vocab_size_, &ids_, &masks_, &t)) {
+      Throw(error, ids, masks);
+    }
+    candidates_.clear();
+    if (!masks_.empty()) {
+      memory_->ProposeCandidates(ids_.data(), ids_.size(), masks_.data(), masks_.size(), t, &candidates_);
+    }
+    return NewTypedArray("Int32Array", candidates_.data(), candidates_.size());
+  }
+
+  val Evidence(val ids, val masks, double target, val candidates, double min_hit_strength) {
+    val result = val::undefined();
+    if (const char* error = TryEvidence(ids, masks, target, candidates, min_hit_strength, &result)) {
+      Throw(error, ids, masks, candidates);
+    }
+    return result;
+  }
+
+  val Unigram() const {
+    return NewTypedArray("Float32Array", memory_->UnigramLogProbs(), static_cast<size_t>(vocab_size_));
+  }
+
+  val Source(double text, double unit) const {
+    if (!(text >= 0 && text < static_cast<double>(memory_->Info().texts)) || !(unit >= 0 && unit < 4294967296.0)) {
+      Throw(Fail("Memory.source: no text %g", text));
+    }
+    const MemorySource source = memory_->SourceOf({static_cast<int32_t>(text), static_cast<uint32_t>(unit), 0, false});
+    val out = val::object();
+    out.set("work", source.work);
+    out.set("title", source.title);
+    out.set("author", source.author);
+    out.set("text", source.text);
+    return out;
+  }
+
+ private:
+  const char* TryEvidence(const val& ids, const val& masks, double target, const val& candidates,
+                          double min_hit_strength, val* result) {
+    size_t t = 0, strength = 0;
+    if (const char* e = ReadQuery("Memory.evidence", ids, masks, target, vocab_size_, &ids_, &masks_, &t)) return e;
+    if (const char* e = CopyTypedArray(candidates, "Int32Array", "Memory.evidence: candidates", &candidates_)) return e;
+    if (const char* e = ReadCount(min_hit_strength, "Memory.evidence: minHitStrength", 64, &strength)) return e;
+    evidence_.clear();
+    if (!masks_.empty()) {
+      memory_->Evidence(ids_.data(), ids_.size(), masks_.data(), masks_.size(), t, candidates_.data(),
+                        candidates_.size(), static_cast<int32_t>(strength), &evidence_);
+    }
+    const size_t n = evidence_.size();
+    gains_.assign(n * 9, 0.0f);
+    unigram_.resize(n);
+    hit_text_.resize(n);
+    hit_unit_.resize(n);
+    hit_strength_.resize(n);
+    hit_whole_.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      std::copy(evidence_[i].ngram_gain, evidence_[i].ngram_gain + 9, gains_.begin() + static_cast<std::ptrdiff_t>(9 * i));
+      unigram_[i] = evidence_[i].unigram;
+      hit_text_[i] = evidence_[i].hit.text;
+      hit_unit_[i] = evidence_[i].hit.unit;
+      hit_strength_[i] = evidence_[i].hit.strength;
+      hit_whole_[i] = evidence_[i].hit.whole;
+    }
+    *result = val::object();
+    result->set("gains", NewTypedArray("Float32Array", gains_.data(), gains_.size()));
+    result->set("unigram", NewTypedArray("Float32Array", unigram_.data(), n));
+    result->set("hitText", NewTypedArray("Int32Array", hit_text_.data(), n));
+    result->set("hitUnit", NewTypedArray("Uint32Array", hit_unit_.data(), n));
+    result->set("hitStrength", NewTypedArray("Int32Array", hit_strength_.data(), n));
+    result->set("hitWhole", NewTypedArray("Uint8Array", hit_whole_.data(), n));
+    return nullptr;
+  }
+
+  std::unique_ptr<Memory> memory_;
+  int32_t vocab_size_;
+  std::vector<int32_t> ids_, masks_, candidates_;
+  std::vector<CandidateEvidence> evidence_;
+  std::vector<float> gains_, unigram_;
+  std::vector<int32_t> hit_text_, hit_strength_;
+  std::vector<uint32_t> hit_unit_;
+  std::vector<uint8_t> hit_whole_;
+};
+
+const char* TryNewMemory(const val& bytes, const TokenizerHandle& tokenizer, std::unique_ptr<Memory>* out) {
+  std::vector<uint8_t> data;
+  if (const char* error = CopyTypedArray(bytes, "Uint8Array", "Memory: bytes", &data)) return error;
+  MemoryStatus status = MemoryStatus::kOk;
+  std::string error;
+  *out = Memory::Load(std::move(data), tokenizer.tokenizer(), &status, &error);
+  if (*out == nullptr) return Fail("Memory [%s]: %s", StatusName(status), error.c_str());
+  return nullptr;
+}
+
+MemoryHandle* NewMemory(val bytes, const TokenizerHandle& tokenizer) {
+  std::unique_ptr<Memory> memory;
+  if (const char* error = TryNewMemory(bytes, tokenizer, &memory)) Throw(error, bytes);
+  return new MemoryHandle(std::move(memory), tokenizer.VocabSize());
+}
+
+// ---------------------------------------------------------------------------
 // Decoder
 // ---------------------------------------------------------------------------
 
@@ -294,16 +469,20 @@ const char* DescribeNonFinite(const std::vector<float>& logits, size_t n_rows, s
 class DecoderHandle {
  public:
   DecoderHandle(const Tokenizer& tokenizer, const DecodeOptions& options)
-      : decoder_(tokenizer, options), vocab_size_(tokenizer.VocabSize()) {}
+      : decoder_(tokenizer, options), vocab_size_(tokenizer.VocabSize()), fused_(options.memory != nullptr) {}
 
-  val Decode(val logits, double n_rows, double vocab_size) {
+  // ids / maskPositions: the encoded input (required when the decoder fuses a memory).
+  val Decode(val logits, double n_rows, double vocab_size, val ids, val masks) {
     val result = val::undefined();
-    if (const char* error = TryDecode(logits, n_rows, vocab_size, &result)) Throw(error, logits);
+    if (const char* error = TryDecode(logits, n_rows, vocab_size, ids, masks, &result)) {
+      Throw(error, logits, ids, masks);
+    }
     return result;
   }
 
  private:
-  const char* TryDecode(const val& logits, double n_rows_arg, double vocab_size_arg, val* result) {
+  const char* TryDecode(const val& logits, double n_rows_arg, double vocab_size_arg, const val& ids,
+                        const val& masks, val* result) {
     size_t n_rows = 0, vocab = 0;
     if (const char* error = ReadCount(n_rows_arg, "Decoder.decode: nRows", 1 << 16, &n_rows)) {
       return error;
@@ -325,7 +504,18 @@ class DecoderHandle {
           "Decoder.decode: logits has %zu values, expected nRows x vocabSize = %zu x %zu = %zu",
           logits_.size(), n_rows, vocab, n_rows * vocab);
     }
-    switch (decoder_.Decode(logits_.data(), n_rows, vocab, &rows_)) {
+    MaskContext context;
+    if (fused_) {
+      size_t target = 0;
+      if (const char* e = ReadQuery("Decoder.decode", ids, masks, 0, vocab_size_, &ids_in_, &masks_in_, &target)) {
+        return e;
+      }
+      if (masks_in_.size() != n_rows) {
+        return Fail("Decoder.decode: %zu maskPositions for %zu rows of logits", masks_in_.size(), n_rows);
+      }
+      context = {ids_in_.data(), ids_in_.size(), masks_in_.data(), masks_in_.size()};
+    }
+    switch (decoder_.Decode(logits_.data(), n_rows, vocab, context, &rows_)) {
       case DecodeStatus::kOk:
         break;
       case DecodeStatus::kNonFinite:
@@ -337,15 +527,23 @@ class DecoderHandle {
     for (size_t r = 0; r < rows_.size(); ++r) {
       ids_.clear();
       probabilities_.clear();
+      hit_text_.clear();
+      hit_unit_.clear();
       for (const Candidate& candidate : rows_[r].candidates) {
         ids_.push_back(candidate.id);
         probabilities_.push_back(candidate.probability);
+        hit_text_.push_back(candidate.hit.text);
+        hit_unit_.push_back(candidate.hit.unit);
       }
       val row = val::object();
       row.set("ids", NewTypedArray("Int32Array", ids_.data(), ids_.size()));
       row.set("probabilities",
               NewTypedArray("Float32Array", probabilities_.data(), probabilities_.size()));
       row.set("other", rows_[r].other);
+      if (fused_) {
+        row.set("hitText", NewTypedArray("Int32Array", hit_text_.data(), hit_text_.size()));
+        row.set("hitUnit", NewTypedArray("Uint32Array", hit_unit_.data(), hit_unit_.size()));
+      }
       result->set(r, row);
     }
     return nullptr;
@@ -353,12 +551,34 @@ class DecoderHandle {
 
   Decoder decoder_;
   int32_t vocab_size_;
+  bool fused_;
+  std::vector<int32_t> ids_in_, masks_in_, hit_text_;
+  std::vector<uint32_t> hit_unit_;
   // Scratch reused across calls (also keeps the error path free of owning locals).
   std::vector<float> logits_;
   std::vector<Decoded> rows_;
   std::vector<int32_t> ids_;
   std::vector<float> probabilities_;
 };
+
+const char* TryReadFusion(const val& fusion, FusionWeights* out) {
+  OptionsReader reader(fusion, "DecodeOptions.fusion");
+  std::vector<float> ngram;
+  reader.Number("model", 0.0f, 100.0f, &out->model);
+  reader.Number("unigram", -100.0f, 100.0f, &out->unigram);
+  reader.Floats("ngram", &ngram);
+  reader.Number("hitBase", -100.0f, 100.0f, &out->hit_base);
+  reader.Number("hitPerToken", -100.0f, 100.0f, &out->hit_per_token);
+  reader.Number("hitWhole", -100.0f, 100.0f, &out->hit_whole);
+  reader.Int("minHitStrength", 1, 64, &out->min_hit_strength);
+  reader.Int("modelCandidates", 0, 4096, &out->model_candidates);
+  if (reader.error() != nullptr) return reader.error();
+  if (!ngram.empty()) {
+    if (ngram.size() != 9) return Fail("DecodeOptions.fusion.ngram must have 9 entries (n-gram lengths 0..8)");
+    std::copy(ngram.begin(), ngram.end(), out->ngram);
+  }
+  return nullptr;
+}
 
 const char* TryReadDecodeOptions(const val& options, int32_t vocab_size, DecodeOptions* out) {
   OptionsReader reader(options, "DecodeOptions");
@@ -368,7 +588,14 @@ const char* TryReadDecodeOptions(const val& options, int32_t vocab_size, DecodeO
   reader.Bool("excludeSubwords", &out->exclude_subwords);
   reader.Ids("allowIds", vocab_size, &out->allow_ids);
   reader.Ids("denyIds", vocab_size, &out->deny_ids);
-  return reader.error();
+  if (reader.error() != nullptr) return reader.error();
+  if (options.isUndefined() || options.isNull()) return nullptr;
+  const val memory = options["memory"];
+  if (!memory.isUndefined() && !memory.isNull()) {
+    if (!memory.instanceof(val::module_property("Memory"))) return Fail("DecodeOptions.memory must be a Memory");
+    out->memory = &memory.as<MemoryHandle*>(emscripten::allow_raw_pointers())->memory();
+  }
+  return TryReadFusion(options["fusion"], &out->fusion);
 }
 
 DecoderHandle* NewDecoder(const TokenizerHandle& tokenizer, val options) {
@@ -483,6 +710,14 @@ EMSCRIPTEN_BINDINGS(tiankong_core) {
       .function("idToToken", &TokenizerHandle::IdToToken)
       .function("tokenToId", &TokenizerHandle::TokenToId)
       .function("specialIds", &TokenizerHandle::SpecialIds);
+
+  emscripten::class_<MemoryHandle>("Memory")
+      .constructor(&NewMemory, emscripten::allow_raw_pointers())
+      .function("info", &MemoryHandle::Info)
+      .function("propose", &MemoryHandle::Propose)
+      .function("evidence", &MemoryHandle::Evidence)
+      .function("source", &MemoryHandle::Source)
+      .function("unigram", &MemoryHandle::Unigram);
 
   emscripten::class_<DecoderHandle>("Decoder")
       .constructor(&NewDecoder)

@@ -19,12 +19,15 @@ using memory::kWildcard;
 
 // How far around the blank the index compares the input (tokens on each side).
 constexpr size_t kIndexWindow = 12;
+// Successors of the left neighbour proposed as candidates (the most likely ones).
+constexpr size_t kProposedSuccessors = 48;
 
 class MemoryImpl final : public Memory {
  public:
   bool Init(std::vector<uint8_t> bytes, const Tokenizer& tokenizer, MemoryStatus* status, std::string* error);
 
   const MemoryInfo& Info() const override { return info_; }
+  const float* UnigramLogProbs() const override { return unigram_; }
 
   void ProposeCandidates(const int32_t* ids, size_t n_ids, const int32_t* mask_positions, size_t n_masks,
                          size_t target, std::vector<int32_t>* out) const override {
@@ -32,8 +35,12 @@ class MemoryImpl final : public Memory {
     const std::vector<int32_t> units = query_.Units(ids, n_ids, mask_positions, n_masks);
     const size_t p = static_cast<size_t>(mask_positions[target]);
     if (p >= n_ids) return;
-    if (p > 0 && units[p - 1] >= 0) AppendList(successor_offsets_, successors_, units[p - 1], out);
-    if (p + 1 < n_ids && units[p + 1] >= 0) AppendList(predecessor_offsets_, predecessors_, units[p + 1], out);
+    if (p > 0 && units[p - 1] >= 0) AppendSuccessors(units[p - 1], out);
+    if (p + 1 < n_ids && units[p + 1] >= 0) {
+      for (uint32_t k = predecessor_offsets_[units[p + 1]]; k < predecessor_offsets_[units[p + 1] + 1]; ++k) {
+        out->push_back(predecessors_[k]);
+      }
+    }
     std::vector<memory::IndexHit> hits;
     MatchIndex(units, p, /*min_strength=*/2, &hits);
     for (const memory::IndexHit& hit : hits) out->push_back(hit.token);
@@ -73,25 +80,46 @@ class MemoryImpl final : public Memory {
   MemorySource SourceOf(const MemoryHit& hit) const override {
     MemorySource source;
     if (hit.text < 0 || static_cast<size_t>(hit.text) >= index_.text_count()) return source;
+    uint32_t begin = 0, end = 0;
+    if (index_.IsIdiom(hit.text)) {
+      index_.Bounds(hit.text, &begin, &end);
+      source.work = "成语";
+      source.title = source.text = Text(begin, end);
+      return source;
+    }
     source.work = index_.Work(hit.text);
     source.title = index_.Title(hit.text);
     source.author = index_.Author(hit.text);
-    uint32_t begin = 0, end = 0;
     index_.Sentence(hit.text, hit.unit, &begin, &end);
-    for (uint32_t u = begin; u < end; ++u) {
-      if (const char* original = index_.UnknownText(u)) {
-        source.text += original;
-        continue;
-      }
-      const std::string& token = tokens_[index_.Unit(u)];
-      source.text += token.compare(0, 2, "##") == 0 && token.size() > 2 ? token.substr(2) : token;
-    }
+    source.text = Text(begin, end);
     return source;
   }
 
  private:
-  void AppendList(const uint32_t* offsets, const uint16_t* values, int32_t id, std::vector<int32_t>* out) const {
-    for (uint32_t k = offsets[id]; k < offsets[id + 1]; ++k) out->push_back(values[k]);
+  // The text of index units [begin, end).
+  std::string Text(uint32_t begin, uint32_t end) const {
+    std::string text;
+    for (uint32_t u = begin; u < end; ++u) {
+      if (const char* original = index_.UnknownText(u)) {
+        text += original;
+        continue;
+      }
+      const std::string& token = tokens_[index_.Unit(u)];
+      text += token.compare(0, 2, "##") == 0 && token.size() > 2 ? token.substr(2) : token;
+    }
+    return text;
+  }
+
+  // The most likely successors of `id` (largest log P(next | id) first, ties by id).
+  void AppendSuccessors(int32_t id, std::vector<int32_t>* out) const {
+    const uint16_t* next = nullptr;
+    const uint8_t* values = nullptr;
+    const size_t count = ngrams_.Successors(id, &next, &values);
+    std::vector<std::pair<uint8_t, uint16_t>> ranked(count);
+    for (size_t k = 0; k < count; ++k) ranked[k] = {values[k], next[k]};  // smaller code = likelier
+    const size_t keep = std::min(count, kProposedSuccessors);
+    std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(keep), ranked.end());
+    for (size_t k = 0; k < keep; ++k) out->push_back(ranked[k].second);
   }
 
   void MatchIndex(const std::vector<int32_t>& units, size_t p, int32_t min_strength,
@@ -104,7 +132,7 @@ class MemoryImpl final : public Memory {
     index_.Match(window.data(), window.size(), p - begin, min_strength, hits);
   }
 
-  bool ParseNeighbours(const memory::Section& section, std::string* error);
+  bool ParsePredecessors(const memory::Section& section, std::string* error);
 
   std::vector<uint8_t> bytes_;
   MemoryInfo info_;
@@ -114,30 +142,21 @@ class MemoryImpl final : public Memory {
   const float* unigram_ = nullptr;
   memory::NgramTable ngrams_;
   memory::TextIndex index_;
-  const uint32_t* successor_offsets_ = nullptr;
-  const uint16_t* successors_ = nullptr;
   const uint32_t* predecessor_offsets_ = nullptr;
   const uint16_t* predecessors_ = nullptr;
 };
 
-bool MemoryImpl::ParseNeighbours(const memory::Section& section, std::string* error) {
+bool MemoryImpl::ParsePredecessors(const memory::Section& section, std::string* error) {
   memory::ByteReader reader(section.data, section.size);
   const uint32_t vocab = reader.U32();
-  const uint32_t n_successors = reader.U32();
-  const uint32_t n_predecessors = reader.U32();
-  successor_offsets_ = static_cast<const uint32_t*>(reader.Array(size_t{vocab} + 1, 4));
-  successors_ = static_cast<const uint16_t*>(reader.Array(n_successors, 2));
+  const uint32_t count = reader.U32();
   predecessor_offsets_ = static_cast<const uint32_t*>(reader.Array(size_t{vocab} + 1, 4));
-  predecessors_ = static_cast<const uint16_t*>(reader.Array(n_predecessors, 2));
-  bool ok = !reader.failed() && vocab == vocab_size_;
-  for (const auto& [offsets, values, count] :
-       {std::make_tuple(successor_offsets_, successors_, n_successors),
-        std::make_tuple(predecessor_offsets_, predecessors_, n_predecessors)}) {
-    for (uint32_t id = 0; ok && id < vocab; ++id) ok = offsets[id] <= offsets[id + 1];
-    ok = ok && offsets[0] == 0 && offsets[vocab] == count;
-    for (uint32_t k = 0; ok && k < count; ++k) ok = values[k] < vocab;
-  }
-  if (!ok) *error = "neighbour section is malformed";
+  predecessors_ = static_cast<const uint16_t*>(reader.Array(count, 2));
+  bool ok = !reader.failed() && vocab == vocab_size_ && predecessor_offsets_[0] == 0 &&
+            predecessor_offsets_[vocab] == count;
+  for (uint32_t id = 0; ok && id < vocab; ++id) ok = predecessor_offsets_[id] <= predecessor_offsets_[id + 1];
+  for (uint32_t k = 0; ok && k < count; ++k) ok = predecessors_[k] < vocab;
+  if (!ok) *error = "predecessor section is malformed";
   return ok;
 }
 
@@ -157,9 +176,10 @@ bool MemoryImpl::Init(std::vector<uint8_t> bytes, const Tokenizer& tokenizer, Me
   *status = MemoryStatus::kCorrupt;
   const memory::Section* unigram = container.Find(memory::kSectionUnigram);
   const memory::Section* ngrams = container.Find(memory::kSectionNgrams);
-  const memory::Section* neighbours = container.Find(memory::kSectionNeighbours);
+  const memory::Section* bigrams = container.Find(memory::kSectionBigrams);
+  const memory::Section* predecessors = container.Find(memory::kSectionPredecessors);
   const memory::Section* texts = container.Find(memory::kSectionTexts);
-  if (!unigram || !ngrams || !neighbours || !texts) {
+  if (!unigram || !ngrams || !bigrams || !predecessors || !texts) {
     *error = "a required section is missing";
     return false;
   }
@@ -174,7 +194,7 @@ bool MemoryImpl::Init(std::vector<uint8_t> bytes, const Tokenizer& tokenizer, Me
       return false;
     }
   }
-  if (!ngrams_.Parse(*ngrams, error) || !ParseNeighbours(*neighbours, error) ||
+  if (!ngrams_.Parse(*bigrams, *ngrams, vocab_size_, error) || !ParsePredecessors(*predecessors, error) ||
       !index_.Parse(*texts, vocab_size_, error)) {
     return false;
   }

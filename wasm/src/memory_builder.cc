@@ -5,6 +5,7 @@
 #include <cstring>
 #include <numeric>
 #include <string_view>
+#include <unordered_map>
 
 #include "memory_format.h"
 #include "memory_query.h"
@@ -148,10 +149,12 @@ std::vector<uint8_t> MemoryBuilder::Finish(BuildReport* report, std::string* err
   struct Entry {
     double score;
     uint64_t key;
+    uint32_t position;  // where it occurs in stream_
     float log_p;
     uint8_t order;
   };
   std::vector<Entry> entries;
+  std::unordered_map<uint64_t, uint32_t> entry_of;  // key -> index in entries
   for (size_t n = 2; n <= order; ++n) {
     const Counted& c = counted[n];
     for (size_t i = 0; i < c.keys.size(); ++i) {
@@ -161,55 +164,65 @@ std::vector<uint8_t> MemoryBuilder::Finish(BuildReport* report, std::string* err
       const double log_p = std::log(c.counts[i] / count_of(gram, n - 1));
       const double lower = n == 2 ? std::log(unigram_counts[gram[1]] / static_cast<double>(report->tokens))
                                   : std::log(count_of(gram + 1, n - 1) / count_of(gram + 1, n - 2));
-      entries.push_back({c.counts[i] * std::fabs(log_p - (log_alpha + lower)), c.keys[i],
+      entries.push_back({c.counts[i] * std::fabs(log_p - (log_alpha + lower)), c.keys[i], c.positions[i],
                          static_cast<float>(log_p), static_cast<uint8_t>(n)});
     }
   }
-  if (entries.size() > options_.max_ngrams) {
-    std::nth_element(entries.begin(), entries.begin() + static_cast<std::ptrdiff_t>(options_.max_ngrams),
-                     entries.end(), [](const Entry& a, const Entry& b) {
-                       return a.score > b.score || (a.score == b.score && a.key < b.key);
-                     });
-    entries.resize(options_.max_ngrams);
+  std::vector<uint32_t> ranked(entries.size());
+  std::iota(ranked.begin(), ranked.end(), 0u);
+  std::sort(ranked.begin(), ranked.end(), [&entries](uint32_t a, uint32_t b) {
+    return entries[a].score > entries[b].score || (entries[a].score == entries[b].score && entries[a].key < entries[b].key);
+  });
+  entry_of.reserve(entries.size());
+  for (uint32_t i = 0; i < entries.size(); ++i) entry_of.emplace(entries[i].key, i);
+  // Keep the best, each with its suffix chain (the reader verifies hashed hits against it; a
+  // suffix is seen at least as often, so it is always eligible).
+  std::vector<uint8_t> kept(entries.size(), 0);
+  size_t kept_count = 0;
+  for (const uint32_t best : ranked) {
+    if (kept_count >= options_.max_ngrams) break;
+    for (uint32_t i = best; !kept[i];) {
+      kept[i] = 1;
+      ++kept_count;
+      const Entry& e = entries[i];
+      if (e.order == 2) break;
+      i = entry_of.at(NgramKey(&stream_[e.position + 1], e.order - 1));
+    }
   }
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.key < b.key; });
-  const size_t slots = std::max<size_t>(static_cast<size_t>(std::ceil(entries.size() / options_.load_factor)),
-                                        entries.size() + 2);
-  NgramTableBuilder table(slots);
-  for (const Entry& entry : entries) {
-    table.Insert(entry.key, entry.log_p);
-    ++report->kept[entry.order];
+  NgramTableBuilder table(vocab, order, static_cast<float>(log_alpha));
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (!kept[i]) continue;
+    const Entry& e = entries[i];
+    if (e.order == 2) table.AddBigram(stream_[e.position], stream_[e.position + 1], e.log_p);
+    else table.AddLonger(e.key, e.log_p);
+    ++report->kept[e.order];
   }
+  size_t slots = 0;
+  std::vector<uint8_t> bigram_section = table.FinishBigrams();
+  std::vector<uint8_t> ngram_section = table.FinishHashed(options_.load_factor, &slots);
   report->slots = slots;
 
-  // Neighbours from the bigrams.
-  std::vector<std::vector<std::pair<uint32_t, uint16_t>>> next(vocab), previous(vocab);
+  // The most frequent predecessors of each token (all eligible bigrams).
+  std::vector<std::vector<std::pair<uint32_t, uint16_t>>> previous(vocab);
   for (size_t i = 0; i < counted[2].keys.size(); ++i) {
     if (counted[2].counts[i] < options_.min_count) continue;
     const int32_t* gram = &stream_[counted[2].positions[i]];
-    next[gram[0]].emplace_back(counted[2].counts[i], static_cast<uint16_t>(gram[1]));
     previous[gram[1]].emplace_back(counted[2].counts[i], static_cast<uint16_t>(gram[0]));
   }
-  ByteWriter neighbours;
-  std::vector<uint32_t> successor_offsets{0}, predecessor_offsets{0};
-  std::vector<uint16_t> successors, predecessors;
-  for (auto [lists, offsets, values] : {std::tie(next, successor_offsets, successors),
-                                        std::tie(previous, predecessor_offsets, predecessors)}) {
-    for (auto& list : lists) {
-      std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) {
-        return a.first > b.first || (a.first == b.first && a.second < b.second);
-      });
-      for (size_t k = 0; k < list.size() && k < options_.neighbours; ++k) values.push_back(list[k].second);
-      offsets.push_back(static_cast<uint32_t>(values.size()));
-    }
+  std::vector<uint32_t> predecessor_offsets{0};
+  std::vector<uint16_t> predecessors;
+  for (auto& list : previous) {
+    std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) {
+      return a.first > b.first || (a.first == b.first && a.second < b.second);
+    });
+    for (size_t k = 0; k < list.size() && k < options_.neighbours; ++k) predecessors.push_back(list[k].second);
+    predecessor_offsets.push_back(static_cast<uint32_t>(predecessors.size()));
   }
-  neighbours.U32(static_cast<uint32_t>(vocab));
-  neighbours.U32(static_cast<uint32_t>(successors.size()));
-  neighbours.U32(static_cast<uint32_t>(predecessors.size()));
-  neighbours.Array(successor_offsets);
-  neighbours.Array(successors);
-  neighbours.Array(predecessor_offsets);
-  neighbours.Array(predecessors);
+  ByteWriter predecessor_section;
+  predecessor_section.U32(static_cast<uint32_t>(vocab));
+  predecessor_section.U32(static_cast<uint32_t>(predecessors.size()));
+  predecessor_section.Array(predecessor_offsets);
+  predecessor_section.Array(predecessors);
 
   // The text index.
   std::vector<IndexedText> indexed;
@@ -263,9 +276,15 @@ std::vector<uint8_t> MemoryBuilder::Finish(BuildReport* report, std::string* err
   ByteWriter unigram_bytes;
   unigram_bytes.Array(unigram);
   writer.Add(kSectionUnigram, unigram_bytes.Take());
-  writer.Add(kSectionNgrams, table.Finish(order, static_cast<float>(log_alpha)));
-  writer.Add(kSectionNeighbours, neighbours.Take());
-  writer.Add(kSectionTexts, BuildTextIndex(indexed));
+  writer.Add(kSectionBigrams, std::move(bigram_section));
+  writer.Add(kSectionNgrams, std::move(ngram_section));
+  writer.Add(kSectionPredecessors, predecessor_section.Take());
+  std::vector<uint8_t> text_section = BuildTextIndex(indexed);
+  if (text_section.empty()) {
+    *error = "the famous texts and idioms hold " + std::to_string(report->units) + " tokens; the index takes fewer than 2^24";
+    return {};
+  }
+  writer.Add(kSectionTexts, std::move(text_section));
   return writer.Finish();
 }
 

@@ -6,8 +6,9 @@
 // 2. Every n-gram (h, w) of 2..order tokens seen at least min_count times is a candidate entry with
 //    value log count(h w) / count(h). Entries are ranked by how much they change the model's
 //    estimate (Seymore & Rosenfeld 1996: count(h w) * |log P(w|h) - log(alpha P(w|h'))|, h' = h
-//    without its first token) and the best max_ngrams are kept.
-// 3. For each token, its most frequent successors and predecessors (candidate proposals).
+//    without its first token) and the best max_ngrams are kept, each with its suffix chain (the
+//    reader checks hashed hits against it). Bigrams are stored exactly, longer ones hashed.
+// 3. For each token, its most frequent predecessors (candidate proposals).
 // 4. The texts go into the exact index (text_index.h).
 // Same inputs and options -> the same bytes.
 #pragma once
@@ -30,7 +31,7 @@ struct BuildOptions {
   size_t max_ngrams = 1500000;   // entries kept in the hash table
   double load_factor = 0.8;      // entries / slots
   float alpha = 0.4f;            // stupid backoff
-  size_t neighbours = 16;        // successors / predecessors kept per token
+  size_t neighbours = 48;        // predecessors kept per token (successors come from the bigrams)
   std::string description;       // JSON object text merged into the build info (inputs etc.)
 };
 

@@ -22,9 +22,10 @@ inline size_t SlotOf(uint64_t key, size_t slots) {
   return static_cast<size_t>(((key >> 32) * static_cast<uint64_t>(slots)) >> 32);
 }
 
-inline uint16_t FingerprintOf(uint64_t key) {
-  const auto fingerprint = static_cast<uint16_t>(key);
-  return fingerprint == 0 ? 1 : fingerprint;  // 0 marks an empty slot
+// 24 bits of the key not used by SlotOf's high bits; never 0 (0 marks an empty slot).
+inline uint32_t FingerprintOf(uint64_t key) {
+  const auto fingerprint = static_cast<uint32_t>(key & 0xFFFFFF);
+  return fingerprint == 0 ? 1 : fingerprint;
 }
 
 constexpr float kStep = -kMinLogProb / 254.0f;
@@ -44,38 +45,67 @@ uint8_t QuantizeLogProb(float log_p) {
 
 float DequantizeLogProb(uint8_t code) { return -static_cast<float>(code - 1) * kStep; }
 
-bool NgramTable::Parse(const Section& section, std::string* error) {
-  ByteReader reader(section.data, section.size);
+bool NgramTable::Parse(const Section& bigrams, const Section& ngrams, size_t vocab_size, std::string* error) {
+  ByteReader b(bigrams.data, bigrams.size);
+  vocab_ = b.U32();
+  bigram_count_ = b.U32();
+  bigram_offsets_ = static_cast<const uint32_t*>(b.Array(vocab_ + 1, 4));
+  bigram_next_ = static_cast<const uint16_t*>(b.Array(bigram_count_, 2));
+  bigram_values_ = static_cast<const uint8_t*>(b.Array(bigram_count_, 1));
+  if (b.failed() || vocab_ != vocab_size || bigram_offsets_[0] != 0 || bigram_offsets_[vocab_] != bigram_count_) {
+    *error = "bigram section is malformed";
+    return false;
+  }
+  for (size_t id = 0; id < vocab_; ++id) {
+    const uint32_t begin = bigram_offsets_[id], end = bigram_offsets_[id + 1];
+    if (begin > end) {
+      *error = "bigram section is malformed (offsets)";
+      return false;
+    }
+    for (uint32_t k = begin; k < end; ++k) {
+      if (bigram_next_[k] >= vocab_ || (k > begin && bigram_next_[k] <= bigram_next_[k - 1]) || bigram_values_[k] == 0) {
+        *error = "bigram section is malformed (successor lists)";
+        return false;
+      }
+    }
+  }
+  ByteReader reader(ngrams.data, ngrams.size);
   max_order_ = reader.U32();
   slots_ = reader.U32();
   entries_ = reader.U32();
   max_probe_ = reader.U32();
   backoff_ = reader.F32();
-  fingerprints_ = static_cast<const uint16_t*>(reader.Array(slots_, 2));
-  values_ = static_cast<const uint8_t*>(reader.Array(slots_, 1));
-  if (reader.failed() || max_order_ < 2 || max_order_ > kMaxOrder || slots_ == 0 ||
-      entries_ >= slots_ || max_probe_ > slots_ || !std::isfinite(backoff_) || backoff_ > 0) {
+  slot_ = static_cast<const uint32_t*>(reader.Array(slots_, 4));
+  if (reader.failed() || max_order_ < 2 || max_order_ > kMaxOrder || slots_ == 0 || entries_ >= slots_ ||
+      max_probe_ > slots_ || !std::isfinite(backoff_) || backoff_ > 0) {
     *error = "n-gram section is malformed";
     return false;
   }
-  const size_t used = static_cast<size_t>(
-      std::count_if(fingerprints_, fingerprints_ + slots_, [](uint16_t f) { return f != 0; }));
-  if (used != entries_) {
-    *error = "n-gram section is malformed (slot count does not match its header)";
+  const size_t used = static_cast<size_t>(std::count_if(slot_, slot_ + slots_, [](uint32_t s) { return s != 0; }));
+  const bool values_ok = std::all_of(slot_, slot_ + slots_, [](uint32_t s) { return s == 0 || (s & 0xFF) != 0; });
+  if (used != entries_ || !values_ok) {
+    *error = "n-gram section is malformed (slots do not match its header)";
     return false;
   }
   return true;
 }
 
-bool NgramTable::Find(const int32_t* ids, size_t n, float* log_p) const {
-  if (n < 2 || n > max_order_) return false;
+size_t NgramTable::Successors(int32_t id, const uint16_t** next, const uint8_t** values) const {
+  if (id < 0 || static_cast<size_t>(id) >= vocab_) return 0;
+  const uint32_t begin = bigram_offsets_[id];
+  *next = bigram_next_ + begin;
+  *values = bigram_values_ + begin;
+  return bigram_offsets_[id + 1] - begin;
+}
+
+bool NgramTable::FindHashed(const int32_t* ids, size_t n, uint8_t* code) const {
   const uint64_t key = NgramKey(ids, n);
-  const uint16_t fingerprint = FingerprintOf(key);
+  const uint32_t fingerprint = FingerprintOf(key);
   for (size_t slot = SlotOf(key, slots_), probes = 0; probes < max_probe_; ++probes) {
-    const uint16_t stored = fingerprints_[slot];
+    const uint32_t stored = slot_[slot];
     if (stored == 0) return false;
-    if (stored == fingerprint) {
-      *log_p = DequantizeLogProb(values_[slot]);
+    if ((stored >> 8) == fingerprint) {
+      *code = static_cast<uint8_t>(stored & 0xFF);
       return true;
     }
     if (++slot == slots_) slot = 0;
@@ -83,34 +113,70 @@ bool NgramTable::Find(const int32_t* ids, size_t n, float* log_p) const {
   return false;
 }
 
-NgramTableBuilder::NgramTableBuilder(size_t slot_count)
-    : fingerprints_(std::max<size_t>(slot_count, 1), 0), values_(std::max<size_t>(slot_count, 1), 0) {}
-
-bool NgramTableBuilder::Insert(uint64_t key, float log_p) {
-  const size_t slots = fingerprints_.size();
-  if (entries_ + 1 >= slots) return false;
-  const uint16_t fingerprint = FingerprintOf(key);
-  size_t slot = SlotOf(key, slots), probes = 1;
-  while (fingerprints_[slot] != 0) {
-    if (++slot == slots) slot = 0;
-    ++probes;
+bool NgramTable::Find(const int32_t* ids, size_t n, float* log_p) const {
+  if (n < 2 || n > max_order_) return false;
+  if (n == 2) {
+    const uint16_t* next = nullptr;
+    const uint8_t* values = nullptr;
+    const size_t count = Successors(ids[0], &next, &values);
+    if (ids[1] < 0) return false;
+    const uint16_t* it = std::lower_bound(next, next + count, static_cast<uint16_t>(ids[1]));
+    if (it == next + count || *it != ids[1]) return false;
+    *log_p = DequantizeLogProb(values[it - next]);
+    return true;
   }
-  max_probe_ = std::max(max_probe_, probes);
-  fingerprints_[slot] = fingerprint;
-  values_[slot] = QuantizeLogProb(log_p);
-  ++entries_;
+  uint8_t code;
+  float suffix;
+  // The suffix chain must be there too (the builder keeps it): rejects fingerprint collisions.
+  if (!FindHashed(ids, n, &code) || !Find(ids + 1, n - 1, &suffix)) return false;
+  *log_p = DequantizeLogProb(code);
   return true;
 }
 
-std::vector<uint8_t> NgramTableBuilder::Finish(size_t max_order, float backoff) const {
+std::vector<uint8_t> NgramTableBuilder::FinishBigrams() {
+  std::sort(bigrams_.begin(), bigrams_.end(), [](const Bigram& a, const Bigram& b) {
+    return a.first < b.first || (a.first == b.first && a.second < b.second);
+  });
+  std::vector<uint32_t> offsets(vocab_ + 1, 0);
+  std::vector<uint16_t> next;
+  std::vector<uint8_t> values;
+  for (const Bigram& bigram : bigrams_) {
+    ++offsets[bigram.first + 1];
+    next.push_back(static_cast<uint16_t>(bigram.second));
+    values.push_back(bigram.code);
+  }
+  for (size_t id = 0; id < vocab_; ++id) offsets[id + 1] += offsets[id];
   ByteWriter out;
-  out.U32(static_cast<uint32_t>(max_order));
-  out.U32(static_cast<uint32_t>(fingerprints_.size()));
-  out.U32(static_cast<uint32_t>(entries_));
-  out.U32(static_cast<uint32_t>(max_probe_));
-  out.F32(backoff);
-  out.Array(fingerprints_);
-  out.Array(values_);
+  out.U32(static_cast<uint32_t>(vocab_));
+  out.U32(static_cast<uint32_t>(bigrams_.size()));
+  out.Array(offsets);
+  out.Array(next);
+  out.Array(values);
+  return out.Take();
+}
+
+std::vector<uint8_t> NgramTableBuilder::FinishHashed(double load_factor, size_t* slots_out) {
+  std::sort(longer_.begin(), longer_.end(), [](const Longer& a, const Longer& b) { return a.key < b.key; });
+  const size_t slots = std::max(static_cast<size_t>(std::ceil(longer_.size() / load_factor)), longer_.size() + 1);
+  std::vector<uint32_t> table(slots, 0);
+  size_t max_probe = 0;
+  for (const Longer& entry : longer_) {
+    size_t slot = SlotOf(entry.key, slots), probes = 1;
+    while (table[slot] != 0) {
+      if (++slot == slots) slot = 0;
+      ++probes;
+    }
+    max_probe = std::max(max_probe, probes);
+    table[slot] = (FingerprintOf(entry.key) << 8) | entry.code;
+  }
+  *slots_out = slots;
+  ByteWriter out;
+  out.U32(static_cast<uint32_t>(max_order_));
+  out.U32(static_cast<uint32_t>(slots));
+  out.U32(static_cast<uint32_t>(longer_.size()));
+  out.U32(static_cast<uint32_t>(max_probe));
+  out.F32(backoff_);
+  out.Array(table);
   return out.Take();
 }
 

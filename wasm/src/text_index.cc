@@ -13,15 +13,19 @@ namespace {
 constexpr uint32_t kMaxOccurrences = 4096;
 // Suffixes are ordered by at most this many units (then by position): windows are shorter.
 constexpr size_t kSortDepth = 64;
-constexpr size_t kTextFields = 5;
+constexpr size_t kTextFields = 2;
+constexpr int32_t kMinWholeStrength = 2;
 
 void SetBit(std::vector<uint8_t>* bits, size_t i) { (*bits)[i >> 3] |= uint8_t(1u << (i & 7)); }
 
 }  // namespace
 
 std::vector<uint8_t> BuildTextIndex(const std::vector<IndexedText>& texts) {
+  size_t total = 0;
+  for (const IndexedText& text : texts) total += text.ids.size() + 1;
+  if (total >= (1u << 24)) return {};  // positions are stored in 3 bytes
   std::vector<uint16_t> units;
-  std::vector<uint32_t> table;
+  std::vector<uint32_t> table, meta;
   std::vector<std::pair<uint32_t, uint32_t>> unknown;
   std::string strings(1, '\0');  // offset 0 = ""
   const auto intern = [&strings](const std::string& s) {
@@ -45,8 +49,12 @@ std::vector<uint8_t> BuildTextIndex(const std::vector<IndexedText>& texts) {
       sentence_flags.push_back(i < text.sentence_end.size() ? text.sentence_end[i] : 0);
     }
     for (const auto& [at, original] : text.unknown) unknown.emplace_back(begin + at, intern(original));
-    table.insert(table.end(), {begin, static_cast<uint32_t>(units.size()), intern(text.work),
-                               intern(text.title), intern(text.author)});
+    if (text.idiom) {
+      table.insert(table.end(), {begin, kIdiom});
+    } else {
+      table.insert(table.end(), {begin, static_cast<uint32_t>(meta.size() / 3)});
+      meta.insert(meta.end(), {intern(text.work), intern(text.title), intern(text.author)});
+    }
   }
   std::vector<uint32_t> suffix;
   for (uint32_t i = 0; i < units.size(); ++i) {
@@ -68,10 +76,6 @@ std::vector<uint8_t> BuildTextIndex(const std::vector<IndexedText>& texts) {
     if (clause_flags[i]) SetBit(&clause_bits, i);
     if (sentence_flags[i]) SetBit(&sentence_bits, i);
   }
-  std::vector<uint32_t> kinds((texts.size() + 31) / 32, 0);
-  for (size_t t = 0; t < texts.size(); ++t) {
-    if (texts[t].idiom) kinds[t / 32] |= 1u << (t % 32);
-  }
   std::vector<uint32_t> unknown_flat;
   for (const auto& [at, offset] : unknown) unknown_flat.insert(unknown_flat.end(), {at, offset});
 
@@ -82,13 +86,16 @@ std::vector<uint8_t> BuildTextIndex(const std::vector<IndexedText>& texts) {
   out.U32(static_cast<uint32_t>(unknown.size()));
   out.Array(units);
   out.U32(static_cast<uint32_t>(suffix.size()));
-  out.Array(suffix);
+  std::vector<uint8_t> packed;  // 3 bytes per position, little-endian (positions < 2^24)
+  for (const uint32_t position : suffix) packed.insert(packed.end(), {uint8_t(position), uint8_t(position >> 8), uint8_t(position >> 16)});
+  out.Array(packed);
   out.Array(clause_bits);
   out.Array(sentence_bits);
   out.Array(table);
+  out.U32(static_cast<uint32_t>(meta.size() / 3));
+  out.Array(meta);
   out.Array(unknown_flat);
   out.Array(strings.data(), strings.size());
-  out.Array(kinds);
   return out.Take();
 }
 
@@ -100,13 +107,14 @@ bool TextIndex::Parse(const Section& section, size_t vocab_size, std::string* er
   unknown_count_ = reader.U32();
   units_ = static_cast<const uint16_t*>(reader.Array(unit_count_, 2));
   suffix_count_ = reader.U32();
-  suffix_ = static_cast<const uint32_t*>(reader.Array(suffix_count_, 4));
+  suffix_ = static_cast<const uint8_t*>(reader.Array(suffix_count_ * 3, 1));
   clause_end_ = static_cast<const uint8_t*>(reader.Array((unit_count_ + 7) / 8, 1));
   sentence_end_ = static_cast<const uint8_t*>(reader.Array((unit_count_ + 7) / 8, 1));
   texts_ = static_cast<const uint32_t*>(reader.Array(text_count_ * kTextFields, 4));
+  meta_count_ = reader.U32();
+  meta_ = static_cast<const uint32_t*>(reader.Array(meta_count_ * 3, 4));
   unknown_ = static_cast<const uint32_t*>(reader.Array(unknown_count_ * 2, 4));
   strings_ = static_cast<const char*>(reader.Array(string_bytes_, 1));
-  kind_bits_ = static_cast<const uint32_t*>(reader.Array((text_count_ + 31) / 32, 4));
   const auto fail = [error](const char* what) {
     *error = std::string("text index section is malformed: ") + what;
     return false;
@@ -117,17 +125,18 @@ bool TextIndex::Parse(const Section& section, size_t vocab_size, std::string* er
     if (units_[i] != kSeparator && units_[i] >= vocab_size) return fail("unit outside the vocabulary");
   }
   if (string_bytes_ == 0 || strings_[string_bytes_ - 1] != '\0') return fail("strings not terminated");
-  uint32_t previous_end = 0;
   for (size_t t = 0; t < text_count_; ++t) {
     const uint32_t* row = texts_ + t * kTextFields;
-    if (row[0] < previous_end || row[0] > row[1] || row[1] > unit_count_) return fail("text bounds");
-    for (size_t f = 2; f < kTextFields; ++f) {
-      if (row[f] >= string_bytes_) return fail("string offset");
-    }
-    previous_end = row[1];
+    uint32_t begin, end;
+    Bounds(static_cast<int32_t>(t), &begin, &end);
+    if (begin > end || end > unit_count_ || (t > 0 && begin <= texts_[(t - 1) * kTextFields])) return fail("text bounds");
+    if (row[1] != kIdiom && row[1] >= meta_count_) return fail("metadata row");
+  }
+  for (size_t i = 0; i < meta_count_ * 3; ++i) {
+    if (meta_[i] >= string_bytes_) return fail("string offset");
   }
   for (size_t i = 0; i < suffix_count_; ++i) {
-    if (suffix_[i] >= unit_count_) return fail("suffix position");
+    if (SuffixAt(i) >= unit_count_) return fail("suffix position");
   }
   for (size_t i = 0; i < unknown_count_; ++i) {
     if (unknown_[2 * i] >= unit_count_ || unknown_[2 * i + 1] >= string_bytes_ ||
@@ -142,10 +151,22 @@ const char* TextIndex::String(uint32_t offset) const {
   return offset < string_bytes_ ? strings_ + offset : "";
 }
 
-const char* TextIndex::Work(int32_t text) const { return String(texts_[text * kTextFields + 2]); }
-const char* TextIndex::Title(int32_t text) const { return String(texts_[text * kTextFields + 3]); }
-const char* TextIndex::Author(int32_t text) const { return String(texts_[text * kTextFields + 4]); }
-bool TextIndex::IsIdiom(int32_t text) const { return (kind_bits_[text / 32] >> (text % 32)) & 1; }
+const char* TextIndex::MetaString(int32_t text, size_t field) const {
+  const uint32_t row = texts_[text * kTextFields + 1];
+  return row == kIdiom ? "" : String(meta_[3 * row + field]);
+}
+
+const char* TextIndex::Work(int32_t text) const { return MetaString(text, 0); }
+const char* TextIndex::Title(int32_t text) const { return MetaString(text, 1); }
+const char* TextIndex::Author(int32_t text) const { return MetaString(text, 2); }
+bool TextIndex::IsIdiom(int32_t text) const { return texts_[text * kTextFields + 1] == kIdiom; }
+
+void TextIndex::Bounds(int32_t text, uint32_t* begin, uint32_t* end) const {
+  *begin = texts_[text * kTextFields];
+  // The next text starts after a separator.
+  const size_t next = static_cast<size_t>(text) + 1;
+  *end = next < text_count_ ? texts_[next * kTextFields] - 1 : static_cast<uint32_t>(unit_count_);
+}
 
 const char* TextIndex::UnknownText(uint32_t position) const {
   size_t lo = 0, hi = unknown_count_;
@@ -165,12 +186,14 @@ int32_t TextIndex::TextAt(uint32_t position) const {
     else hi = mid;
   }
   if (lo == 0) return -1;
-  const size_t t = lo - 1;
-  return position < texts_[t * kTextFields + 1] ? static_cast<int32_t>(t) : -1;
+  uint32_t begin, end;
+  Bounds(static_cast<int32_t>(lo - 1), &begin, &end);
+  return position < end ? static_cast<int32_t>(lo - 1) : -1;
 }
 
 void TextIndex::Sentence(int32_t text, uint32_t unit, uint32_t* begin, uint32_t* end) const {
-  const uint32_t text_begin = texts_[text * kTextFields], text_end = texts_[text * kTextFields + 1];
+  uint32_t text_begin, text_end;
+  Bounds(text, &text_begin, &text_end);
   uint32_t b = unit, e = unit;
   while (b > text_begin && !Bit(sentence_end_, b - 1)) --b;
   while (e < text_end && !Bit(sentence_end_, e)) ++e;
@@ -192,13 +215,13 @@ void TextIndex::Range(const int32_t* pattern, size_t n, uint32_t* lo_out, uint32
   size_t lo = 0, hi = suffix_count_;
   while (lo < hi) {
     const size_t mid = (lo + hi) / 2;
-    if (compare(suffix_[mid]) < 0) lo = mid + 1;
+    if (compare(SuffixAt(mid)) < 0) lo = mid + 1;
     else hi = mid;
   }
   size_t upper = lo, top = suffix_count_;
   while (upper < top) {
     const size_t mid = (upper + top) / 2;
-    if (compare(suffix_[mid]) <= 0) upper = mid + 1;
+    if (compare(SuffixAt(mid)) <= 0) upper = mid + 1;
     else top = mid;
   }
   *lo_out = static_cast<uint32_t>(lo);
@@ -229,11 +252,12 @@ void TextIndex::Match(const int32_t* window, size_t n, size_t target, int32_t mi
   const size_t first_new = hits->size();
   const uint32_t last = std::min(anchor_hi, anchor_lo + kMaxOccurrences);
   for (uint32_t k = anchor_lo; k < last; ++k) {
-    const uint32_t occurrence = suffix_[k];
+    const uint32_t occurrence = SuffixAt(k);
     if (occurrence < anchor_start) continue;  // the window would start before the units
     const int32_t text = TextAt(occurrence);
     if (text < 0) continue;
-    const uint32_t begin = texts_[text * kTextFields], end = texts_[text * kTextFields + 1];
+    uint32_t begin, end;
+    Bounds(text, &begin, &end);
     const uint32_t base = occurrence - static_cast<uint32_t>(anchor_start);  // unit of window[0]
     const uint64_t blank = uint64_t{base} + target;
     if (blank < begin || blank >= end) continue;
@@ -252,11 +276,14 @@ void TextIndex::Match(const int32_t* window, size_t n, size_t target, int32_t mi
       if (window[i] != kWildcard) ++strength;
       b = i;
     }
-    if (anchor_start < a || anchor_start + anchor_len - 1 > b || strength < min_strength) continue;
+    if (anchor_start < a || anchor_start + anchor_len - 1 > b) continue;
     const uint32_t first = base + static_cast<uint32_t>(a), after = base + static_cast<uint32_t>(b) + 1;
     const bool starts = first == begin || Bit(clause_end_, first - 1);
     const bool ends = after == end || Bit(clause_end_, after - 1) || Bit(clause_end_, after);
-    IndexHit hit{units_[blank], text, static_cast<uint32_t>(blank), strength, starts && ends};
+    const bool whole = starts && ends;
+    // A whole idiom or clause needs two known tokens (画[MASK][MASK]睛), a partial one min_strength.
+    if (strength < min_strength && !(whole && strength >= kMinWholeStrength)) continue;
+    IndexHit hit{units_[blank], text, static_cast<uint32_t>(blank), strength, whole};
     auto same = std::find_if(hits->begin() + first_new, hits->end(),
                              [&hit](const IndexHit& h) { return h.token == hit.token; });
     if (same == hits->end()) {

@@ -212,7 +212,12 @@ DecodeStatus Decoder::Decode(const float* logits, size_t n_rows, size_t vocab_si
                      candidates.end());
     memory->Evidence(context.ids, context.n_ids, context.mask_positions, context.n_masks, r, candidates.data(),
                      candidates.size(), impl.fusion.min_hit_strength, &scratch.evidence);
-    scratch.fused.assign(row, row + vocab_size);
+    scratch.fused.resize(vocab_size);
+    const float model_weight = impl.fusion.model, unigram_weight = impl.fusion.unigram;
+    const float* unigram = memory->UnigramLogProbs();
+    for (size_t id = 0; id < vocab_size; ++id) {
+      scratch.fused[id] = row[id] == -INFINITY ? row[id] : model_weight * row[id] + unigram_weight * unigram[id];
+    }
     for (const CandidateEvidence& evidence : scratch.evidence) {
       scratch.fused[evidence.id] += FusionGain(evidence, impl.fusion);
     }

@@ -140,6 +140,9 @@ class Memory {
 
   virtual const MemoryInfo& Info() const = 0;
 
+  // log P(token) in the corpus, for every vocabulary id.
+  virtual const float* UnigramLogProbs() const = 0;
+
   // Candidate token ids for the blank at ids[mask_positions[target]]: tokens that follow the
   // left neighbour or precede the right neighbour most often, and tokens that complete a famous
   // text or idiom there. Appended to *out (duplicates possible).
@@ -148,7 +151,8 @@ class Memory {
 
   // Evidence for each candidate at the blank ids[mask_positions[target]]: the n-gram windows
   // through it (other blanks are unknown: windows stop there) and the best famous-text / idiom
-  // passage that agrees with at least `min_hit_strength` known tokens around it.
+  // passage that agrees with at least `min_hit_strength` known tokens around it (2 when the
+  // agreement covers a whole idiom or clause).
   virtual void Evidence(const int32_t* ids, size_t n_ids, const int32_t* mask_positions, size_t n_masks,
                         size_t target, const int32_t* candidates, size_t n_candidates,
                         int32_t min_hit_strength, std::vector<CandidateEvidence>* out) const = 0;
@@ -161,11 +165,15 @@ class Memory {
 // Top-k decoder: logits at the mask positions -> calibrated candidates
 // ---------------------------------------------------------------------------
 
-// How the decoder fuses the memory with the model: each candidate's logit gains
+// How the decoder fuses the memory with the model: every token's score is
+//   model * logit + unigram * log P_corpus(token)
+// and each candidate the memory scored gains
 //   sum_n ngram[n] * gain_n  +  (hit ? hit_base + hit_per_token * strength + (whole ? hit_whole : 0) : 0)
 // before the softmax over the whole vocabulary (so the result stays a distribution). The weights
 // are tuned per model on held-out text (scripts/tune-fusion) and stored in model.json.
 struct FusionWeights {
+  float model = 1.0f;
+  float unigram = 0.0f;
   float ngram[9] = {0.0f, 0.0f, 0.2f, 0.4f, 0.6f, 0.8f, 0.8f, 0.8f, 0.8f};
   float hit_base = 2.0f;
   float hit_per_token = 1.0f;
