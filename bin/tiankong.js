@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 const HELP = `tiankong — Chinese fill-in-the-blank (BERT masked-language model)
 
 Usage:
-  tiankong fill [--model DIR] [--top-k N] [--threshold P] [--filter F] [--joint [--beam N]] [--explain] [--json] [TEXT ...]
+  tiankong fill [--model DIR] [--top-k N] [--threshold P] [--filter F] [--no-memory] [--joint [--beam N]] [--explain] [--json] [TEXT ...]
   tiankong tokenize (--vocab PATH | --model DIR) [--lowercase] [--json] [TEXT ...]
   tiankong --help
 
@@ -23,6 +23,8 @@ fill:
   --top-k N         candidates per [MASK] (default 5)
   --threshold P     hide candidates with probability below P (0..1, default 0)
   --filter F        chinese | no-punctuation
+  --no-memory       the model alone: do not load or use the corpus memory (famous lines, idioms,
+                    frequent phrases; a candidate it supports shows its source, 出处)
   --backend B       auto | wasm (default auto: onnxruntime-node when installed)
   --threads N       inference threads
   --joint           also fill each run of adjacent [MASK]s as a whole word (words: beam search,
@@ -50,7 +52,7 @@ const OPTIONS = {
   model: { type: 'string' }, 'top-k': { type: 'string' }, threshold: { type: 'string' }, filter: { type: 'string' },
   backend: { type: 'string' }, threads: { type: 'string' }, json: { type: 'boolean' }, vocab: { type: 'string' },
   joint: { type: 'boolean' }, beam: { type: 'string' }, explain: { type: 'boolean' },
-  lowercase: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+  lowercase: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, 'no-memory': { type: 'boolean' },
 };
 
 class UsageError extends Error {}
@@ -108,6 +110,7 @@ async function fill(values, texts) {
   if (options.beam !== undefined && !values.joint) throw new UsageError('--beam needs --joint');
   const tk = await createFillMask({
     model: values.model, backend: values.backend, threads: number(values, 'threads', Number),
+    ...(values['no-memory'] ? { memory: false } : {}),
   });
   try {
     await forEachInput(texts, async (text) => {
@@ -132,6 +135,7 @@ function formatFill(result, explained = []) {
     lines.push(`  [MASK] #${mask.index + 1} at ${mask.start}–${mask.end}${result.cached ? ' (cached)' : ''}`);
     mask.candidates.forEach((c, rank) => {
       lines.push(`    ${String(rank + 1).padStart(2)}  ${c.token}\t${(100 * c.score).toFixed(2).padStart(6)}%  ${c.sequence}`);
+      if (c.source) lines.push(`          出处: ${formatSource(c.source)}`);
     });
     lines.push(`        other\t${(100 * mask.other).toFixed(2).padStart(6)}%`);
     if (explained[mask.index]) lines.push(...explained[mask.index]);
@@ -143,6 +147,12 @@ function formatFill(result, explained = []) {
     });
   }
   return `${lines.join('\n')}\n\n`;
+}
+
+/** 李白《静夜思》（千家诗）：床前明月光，疑是地上霜。 — or 成语：掩耳盗铃 */
+function formatSource({ work, title, author, text }) {
+  if (work === '成语') return `成语 ${title}`;
+  return `${author}${title ? `《${title}》` : ''}${work ? `（${work}）` : ''}：${text}`;
 }
 
 const useColour = () => process.stdout.isTTY === true && !process.env.NO_COLOR;

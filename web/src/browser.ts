@@ -121,7 +121,7 @@ function wireModel(model: CreateFillMaskOptions['model']): { model: WireCreateOp
   }
   if (isModelBytes(model)) {
     // A view spanning its whole ArrayBuffer is transferred (the caller's buffer is detached); anything else is copied.
-    const transfer = [model.modelBytes, model.vocabBytes]
+    const transfer = [model.modelBytes, model.vocabBytes, ...(model.memoryBytes ? [model.memoryBytes] : [])]
       .map((bytes) => (bytes instanceof ArrayBuffer ? bytes : bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : null))
       .filter((buffer): buffer is ArrayBuffer => buffer instanceof ArrayBuffer);
     return { model, transfer: [...new Set(transfer)] };
@@ -158,7 +158,7 @@ export async function createFillMask(options: BrowserFillMaskOptions = {}): Prom
   }
   const client = new WorkerClient(worker);
   const wire: WireCreateOptions = {
-    model, threads: options.threads, backend: options.backend, cache: options.cache,
+    model, threads: options.threads, backend: options.backend, cache: options.cache, memory: options.memory,
     assets: { core: absolute(options.assets?.core), ort: absolute(options.assets?.ort) },
   };
   try {

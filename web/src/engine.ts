@@ -6,7 +6,9 @@
  * Attribution (explain.ts) and joint decoding of adjacent masks (joint.ts) drive the same
  * session through `logitsOf` and cache their results in the same cache, with their own fingerprints.
  */
-import type { CoreModule, DecodedRow, WasmDecoder, WasmFingerprintCache, WasmTokenizer } from './core/core-module.js';
+import type {
+  CoreModule, DecodedRow, FusionOptions, WasmDecoder, WasmFingerprintCache, WasmMemory, WasmTokenizer,
+} from './core/core-module.js';
 import { type LoadedCore, loadCore } from './core/load-core.js';
 import { TiankongError, describe, throwIfAborted } from './errors.js';
 import { type MaskedLogits, type Occlusion, occlude, topScores } from './explain.js';
@@ -16,7 +18,7 @@ import type { LoadedModel } from './model-source.js';
 import { SerialQueue } from './run-queue.js';
 import type { InferenceRuntime, OrtSession, OrtTensor } from './runtime.js';
 import type {
-  ExplainOptions, ExplainResult, FillMask, FillMaskStats, FillOptions, FillResult, FillWord,
+  CandidateSource, ExplainOptions, ExplainResult, FillMask, FillMaskStats, FillOptions, FillResult, FillWord, ModelManifest,
 } from './types.js';
 
 export const DEFAULT_TOP_K = 5;
@@ -67,8 +69,11 @@ interface Decoding {
   fingerprint: string;
 }
 
-/** What the result cache stores per text: the decoded rows (token level, text independent). */
-type CachedRows = { ids: number[]; p: number[]; other: number }[];
+/**
+ * What the result cache stores per text: the decoded rows (token level, text independent);
+ * `src[k]` is candidate k's memory hit as [text, unit] (null: none), when the memory was used.
+ */
+type CachedRows = { ids: number[]; p: number[]; other: number; src?: ([number, number] | null)[] }[];
 /** Cached joint decoding: the final beam of each run of adjacent masks. */
 type CachedWords = { maskIndices: number[]; fills: JointFill[] }[];
 
@@ -78,6 +83,7 @@ export class FillMaskEngine {
   private readonly queue = new SerialQueue();
   private readonly decodings = new Map<string, Decoding>();
   private vocab: string[] | null = null;
+  private readonly sources = new Map<string, CandidateSource>();
   private disposed = false;
   private runs = 0;
   private lastStats: FillMaskStats;
@@ -89,6 +95,8 @@ export class FillMaskEngine {
     private readonly tokenizer: WasmTokenizer,
     private readonly session: OrtSession,
     private readonly cache: WasmFingerprintCache,
+    private readonly memory: WasmMemory | null,
+    private readonly fusion: FusionOptions,
   ) {
     this.lastStats = this.collectStats();
   }
@@ -118,6 +126,7 @@ export class FillMaskEngine {
       throw new TiankongError('BAD_MODEL', `tiankong: ${model.source}: ${manifest.tokenizer.vocab}: ${describe(error)}`);
     }
     let session: OrtSession | undefined;
+    let memory: WasmMemory | null = null;
     try {
       checkVocabulary(tokenizer, model);
       try {
@@ -127,10 +136,21 @@ export class FillMaskEngine {
           `(${runtime.backend}): ${describe(error)}`);
       }
       checkGraph(session, model);
+      const fusion = fusionOptions(manifest, model.source);
+      if (model.memoryBytes) {
+        try {
+          memory = new module.Memory(model.memoryBytes, tokenizer);
+        } catch (error) {
+          throw new TiankongError('BAD_MODEL', `tiankong: ${model.source}: ${manifest.memory!.file}: ` +
+            `${describe(error).replace(/^Memory /, '')}; rebuild it for this model (scripts/build-memory) or load ` +
+            'the model without it: createFillMask({ memory: false })');
+        }
+      }
       const cache = new module.FingerprintCache(cacheOptions.maxEntries, cacheOptions.maxBytes);
-      const { modelBytes: _m, vocabBytes: _v, ...description } = model; // the session holds its own copy
-      return new FillMaskEngine(core, runtime, description, tokenizer, session, cache);
+      const { modelBytes: _m, vocabBytes: _v, memoryBytes: _b, ...description } = model; // the core holds its own copies
+      return new FillMaskEngine(core, runtime, description, tokenizer, session, cache, memory, fusion);
     } catch (error) {
+      memory?.delete();
       tokenizer.delete();
       await session?.release().catch(() => undefined);
       throw error;
@@ -224,6 +244,7 @@ export class FillMaskEngine {
     await this.queue.close(disposedMessage());
     for (const { decoder } of this.decodings.values()) decoder.delete();
     this.decodings.clear();
+    this.memory?.delete(); // after the decoders that point to it
     this.cache.delete();
     this.tokenizer.delete();
     await this.session.release().catch(() => undefined);
@@ -293,7 +314,9 @@ export class FillMaskEngine {
       const after = item.text.slice(end);
       const candidates = row.ids.map((id, k) => {
         const token = vocab[id]!;
-        return { token, score: row.p[k]!, sequence: before + token + after };
+        const hit = row.src?.[k];
+        const source = hit ? this.sourceOf(hit[0], hit[1]) : undefined;
+        return { token, score: row.p[k]!, sequence: before + token + after, ...(source ? { source } : {}) };
       });
       return { index, start, end, candidates, other: row.other };
     });
@@ -315,7 +338,8 @@ export class FillMaskEngine {
     return this.queue.run(async () => {
       const started = now();
       const vocabSize = this.tokenizer.vocabSize();
-      const decode = (logits: Float32Array, rows: number) => decodeLogits(joint.decoding.decoder, logits, rows, vocabSize);
+      const decode = (logits: Float32Array, rows: number, sequence: Int32Array, open: Int32Array) =>
+        decodeLogits(joint.decoding.decoder, logits, rows, vocabSize, sequence, open);
       const words: CachedWords = [];
       for (const maskIndices of adjacentMaskRuns(maskPositions)) {
         const positions = maskIndices.map((index) => maskPositions[index]!);
@@ -349,8 +373,12 @@ export class FillMaskEngine {
     const logits = await this.logitsOf(ids, maskPositions);
     const inferenceMs = now() - started;
     const decodeStarted = now();
-    const decoded = decodeLogits(item.decoding.decoder, logits, maskPositions.length, this.tokenizer.vocabSize());
-    const rows: CachedRows = decoded.map((row) => ({ ids: Array.from(row.ids), p: Array.from(row.probabilities), other: row.other }));
+    const decoded = decodeLogits(item.decoding.decoder, logits, maskPositions.length, this.tokenizer.vocabSize(), ids, maskPositions);
+    const rows: CachedRows = decoded.map((row) => ({
+      ids: Array.from(row.ids), p: Array.from(row.probabilities), other: row.other,
+      ...(row.hitText && Array.from(row.hitText).some((t) => t >= 0)
+        ? { src: Array.from(row.hitText, (t, k): [number, number] | null => (t >= 0 ? [t, row.hitUnit![k]!] : null)) } : {}),
+    }));
     if (!this.disposed) this.cache.put(ids, maskPositions, item.decoding.fingerprint, JSON.stringify(rows));
     return { rows, inferenceMs, decodeMs: now() - decodeStarted };
   }
@@ -396,7 +424,10 @@ export class FillMaskEngine {
     if (!Number.isInteger(width) || width < 1 || width > MAX_BEAM) {
       throw new TiankongError('BAD_OPTION', `tiankong: beam must be an integer from 1 to ${MAX_BEAM}, got ${beam}`);
     }
-    return { beam: width, topK: options.topK ?? DEFAULT_TOP_K, decoding: this.decodingFor({ topK: width, filter: options.filter }) };
+    return {
+      beam: width, topK: options.topK ?? DEFAULT_TOP_K,
+      decoding: this.decodingFor({ topK: width, filter: options.filter, memory: options.memory }),
+    };
   }
 
   /** The decoder for these options (created once per distinct options, validated here). */
@@ -411,7 +442,11 @@ export class FillMaskEngine {
     if (typeof threshold !== 'number' || !(threshold >= 0 && threshold <= 1)) {
       throw new TiankongError('BAD_OPTION', `tiankong: threshold must be a probability from 0 to 1, got ${threshold}`);
     }
-    const fingerprint = `${topK}|${threshold}|${filterKey(options.filter)}`;
+    if (options.memory !== undefined && typeof options.memory !== 'boolean') {
+      throw new TiankongError('BAD_OPTION', `tiankong: memory must be true or false, got ${JSON.stringify(options.memory)}`);
+    }
+    const memory = options.memory !== false ? this.memory : null;
+    const fingerprint = `${topK}|${threshold}|${filterKey(options.filter)}|${memory ? 'memory' : 'model'}`;
     let decoding = this.decodings.get(fingerprint);
     if (decoding) {
       this.decodings.delete(fingerprint); // re-insert: most recently used last
@@ -419,6 +454,7 @@ export class FillMaskEngine {
       const { allowIds, denyIds } = filterIds(options.filter, this.tokens());
       const decoder = new this.core.module.Decoder(this.tokenizer, {
         topK, threshold, excludeSpecial: true, excludeSubwords: true, allowIds, denyIds,
+        ...(memory ? { memory, fusion: this.fusion } : {}),
       });
       decoding = { decoder, fingerprint };
       if (this.decodings.size >= MAX_DECODERS) {
@@ -429,6 +465,19 @@ export class FillMaskEngine {
     }
     this.decodings.set(fingerprint, decoding);
     return decoding;
+  }
+
+  /** The famous text / idiom behind a memory hit (read once per passage from the core). */
+  private sourceOf(text: number, unit: number): CandidateSource | undefined {
+    if (!this.memory) return undefined;
+    const key = `${text}:${unit}`;
+    let source = this.sources.get(key);
+    if (!source) {
+      source = this.memory.source(text, unit);
+      if (this.sources.size > 4096) this.sources.clear();
+      this.sources.set(key, source);
+    }
+    return source;
   }
 
   /** The vocabulary in id order, read once from the core. */
@@ -456,6 +505,7 @@ export class FillMaskEngine {
       simd: info.simd,
       core: { build: core.variant, reason: core.reason, version: info.version },
       model: { name: model.manifest.name, vocabSize: model.manifest.architecture.vocab_size, maxLength: model.manifest.max_length, source: model.source },
+      memory: this.memory ? memoryStats(this.memory) : null,
       runs: this.runs,
     };
   }
@@ -486,10 +536,59 @@ export function toWellFormed(text: string): string {
   return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
 
+/** createFillMask's `memory` option: true, false or absent. */
+export function checkMemoryOption(memory: unknown): void {
+  if (memory !== undefined && typeof memory !== 'boolean') {
+    throw new TiankongError('BAD_OPTION', `tiankong: memory must be true or false, got ${JSON.stringify(memory)}`);
+  }
+}
+
+function memoryStats(memory: WasmMemory): NonNullable<FillMaskStats['memory']> {
+  const { bytes, ngrams, texts, idioms, maxOrder } = memory.info();
+  return { bytes, ngrams, texts, idioms, maxOrder };
+}
+
+/**
+ * model.json's fusion weights for the core (FusionWeights). Missing fields keep the core's
+ * defaults; a wrong type or range is BAD_MODEL naming the field.
+ */
+function fusionOptions(manifest: ModelManifest, where: string): FusionOptions {
+  const fusion = manifest.memory?.fusion;
+  if (fusion === undefined) return {};
+  const bad = (field: string, expected: string) =>
+    new TiankongError('BAD_MODEL', `tiankong: ${where}: model.json memory.fusion.${field} must be ${expected}`);
+  if (typeof fusion !== 'object' || fusion === null) throw bad('', 'an object');
+  const out: FusionOptions = {};
+  const numbers: [keyof typeof fusion, keyof FusionOptions, number, number][] = [
+    ['model', 'model', 0, 100], ['unigram', 'unigram', -100, 100], ['hit_base', 'hitBase', -100, 100],
+    ['hit_per_token', 'hitPerToken', -100, 100], ['hit_whole', 'hitWhole', -100, 100],
+  ];
+  for (const [field, name, min, max] of numbers) {
+    const value = fusion[field];
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !(value >= min && value <= max)) throw bad(field, `a number from ${min} to ${max}`);
+    (out as Record<string, number>)[name] = value;
+  }
+  for (const [field, name, min, max] of [['min_hit_strength', 'minHitStrength', 1, 64], ['model_candidates', 'modelCandidates', 0, 4096]] as const) {
+    const value = fusion[field];
+    if (value === undefined) continue;
+    if (!Number.isInteger(value) || (value as number) < min || (value as number) > max) throw bad(field, `an integer from ${min} to ${max}`);
+    out[name] = value as number;
+  }
+  if (fusion.ngram !== undefined) {
+    if (!Array.isArray(fusion.ngram) || fusion.ngram.length !== 9 || !fusion.ngram.every((v) => typeof v === 'number' && Number.isFinite(v))) {
+      throw bad('ngram', 'a list of 9 finite numbers (weights by n-gram length 0..8)');
+    }
+    out.ngram = Float32Array.from(fusion.ngram);
+  }
+  return out;
+}
+
 /** The decoder's top-k; logits it refuses (NaN, +Infinity) come from a broken model, so BAD_MODEL. */
-function decodeLogits(decoder: WasmDecoder, logits: Float32Array, rows: number, vocabSize: number): DecodedRow[] {
+function decodeLogits(decoder: WasmDecoder, logits: Float32Array, rows: number, vocabSize: number,
+  ids: Int32Array, maskPositions: Int32Array): DecodedRow[] {
   try {
-    return decoder.decode(logits, rows, vocabSize);
+    return decoder.decode(logits, rows, vocabSize, ids, maskPositions);
   } catch (error) {
     throw new TiankongError('BAD_MODEL', `tiankong: the model returned unusable logits (${describe(error)}); ` +
       'the model file is broken — re-export it');

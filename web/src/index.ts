@@ -14,7 +14,7 @@
  * ```
  * @packageDocumentation
  */
-import { FillMaskEngine, loadEngineCore } from './engine.js';
+import { FillMaskEngine, checkMemoryOption, loadEngineCore } from './engine.js';
 import { loadModelInNode } from './node-model.js';
 import { createNodeRuntime } from './node-runtime.js';
 import type { CreateFillMaskOptions, FillMaskModel } from './types.js';
@@ -36,7 +36,8 @@ export { DEFAULT_MODEL_DIR } from './node-model.js';
  */
 export async function createFillMask(options: CreateFillMaskOptions = {}): Promise<FillMaskModel> {
   const runtime = await createNodeRuntime(options.backend, options.threads);
-  const model = await loadModelInNode(options.model, { onProgress: options.onProgress, signal: options.signal });
+  checkMemoryOption(options.memory);
+  const model = await loadModelInNode(options.model, { onProgress: options.onProgress, signal: options.signal, memory: options.memory });
   const core = await loadEngineCore();
   try {
     const engine = await FillMaskEngine.create({ model, core, runtime, cache: options.cache });

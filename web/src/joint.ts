@@ -18,8 +18,12 @@
 import type { DecodedRow } from './core/core-module.js';
 import type { MaskedLogits } from './explain.js';
 
-/** The eligible top candidates of each logits row, best first (the core's decoder for the request's filter). */
-export type RowDecoder = (logits: Float32Array, rows: number) => DecodedRow[];
+/**
+ * The eligible top candidates of each logits row, best first (the core's decoder for the request's
+ * filter, fused with the memory when it is on): `sequence` is the hypothesis's whole input and
+ * `positions` the masks the rows belong to, so the memory reads the tokens chosen so far.
+ */
+export type RowDecoder = (logits: Float32Array, rows: number, sequence: Int32Array, positions: Int32Array) => DecodedRow[];
 
 /** One filled run: token ids in run order (left to right) and the joint score defined above. */
 export interface JointFill {
@@ -65,7 +69,8 @@ export async function decodeRunJointly(logits: MaskedLogits, decode: RowDecoder,
     for (const hypothesis of hypotheses) {
       const open = positions.flatMap((_, slot) => (hypothesis.fill[slot] === -1 ? [slot] : []));
       beforeRun();
-      const rows = decode(await logits(hypothesis.sequence, Int32Array.from(open, (slot) => positions[slot]!)), open.length);
+      const openPositions = Int32Array.from(open, (slot) => positions[slot]!);
+      const rows = decode(await logits(hypothesis.sequence, openPositions), open.length, hypothesis.sequence, openPositions);
       const chosen = mostConfident(rows);
       if (chosen < 0) continue;
       const slot = open[chosen]!;

@@ -48,13 +48,32 @@ export function checkManifest(value: unknown, where: string): ModelManifest {
   for (const name of ['pad', 'unk', 'cls', 'sep', 'mask'] as const) {
     if (!Number.isInteger(m.special_tokens?.[name])) throw bad(where, `special_tokens.${name} is missing`);
   }
-  for (const file of [MODEL_FILE, m.tokenizer.vocab]) {
+  const files = [MODEL_FILE, m.tokenizer.vocab];
+  if (m.memory !== undefined) {
+    if (typeof m.memory !== 'object' || m.memory === null || typeof m.memory.file !== 'string') {
+      throw bad(where, 'memory must be an object naming its file ({ "file": "memory.bin", ... })');
+    }
+    files.push(m.memory.file);
+  }
+  for (const file of files) {
+    checkFileName(file, where);
     const entry = m.files?.[file];
     if (typeof entry?.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(entry.sha256) || !Number.isInteger(entry.bytes)) {
       throw bad(where, `files["${file}"] must give its sha256 (64 hex digits) and bytes`);
     }
   }
   return m as ModelManifest;
+}
+
+/**
+ * Model files are plain names inside the model directory: no path separators, no "..", no
+ * scheme or host, so neither a local loader nor a URL loader can be sent outside the folder.
+ */
+function checkFileName(file: string, where: string): void {
+  if (!/^[^/\\:?#%]+$/.test(file) || file === '.' || file === '..' || file.trim() !== file) {
+    throw bad(where, `${JSON.stringify(file)} is not a file name inside the model directory ` +
+      '(model files are plain names such as "vocab.txt": no "/", "\\", "..", scheme or host)');
+  }
 }
 
 /** Lowercase hex sha256 of bytes (WebCrypto: browsers, workers and Node ≥ 20). */

@@ -13,6 +13,8 @@ export interface LoadedModel {
   manifest: ModelManifest;
   modelBytes: Uint8Array;
   vocabBytes: Uint8Array;
+  /** The corpus memory's bytes, when the manifest lists one and it was wanted. */
+  memoryBytes?: Uint8Array;
   /** Where it came from, for messages and stats. */
   source: string;
 }
@@ -20,6 +22,13 @@ export interface LoadedModel {
 export interface LoadModelOptions {
   onProgress?: (progress: LoadProgress) => void;
   signal?: AbortSignal;
+  /** Load the corpus memory when the manifest lists one (default true). */
+  memory?: boolean;
+}
+
+/** The memory file to load for these options, or null. */
+export function wantedMemoryFile(manifest: ModelManifest, options: LoadModelOptions): string | null {
+  return options.memory !== false && manifest.memory ? manifest.memory.file : null;
 }
 
 /** Cache Storage bucket; bump the suffix if the stored format ever changes. */
@@ -43,10 +52,15 @@ export async function loadModelFromBytes(model: ModelBytes, options: LoadModelOp
   const vocabBytes = asBytes(model.vocabBytes, 'vocabBytes');
   await verifyFile(manifest, MODEL_FILE, modelBytes, 'model.modelBytes');
   await verifyFile(manifest, manifest.tokenizer.vocab, vocabBytes, 'model.vocabBytes');
-  for (const [file, bytes] of [[MODEL_FILE, modelBytes], ['vocab.txt', vocabBytes]] as const) {
+  const memoryFile = model.memoryBytes === undefined ? null : wantedMemoryFile(manifest, options);
+  const memoryBytes = memoryFile === null ? undefined : asBytes(model.memoryBytes!, 'memoryBytes');
+  if (memoryFile !== null) await verifyFile(manifest, memoryFile, memoryBytes!, 'model.memoryBytes');
+  const loaded: [LoadProgress['file'], Uint8Array][] = [[MODEL_FILE, modelBytes], ['vocab.txt', vocabBytes]];
+  if (memoryBytes) loaded.push(['memory.bin', memoryBytes]);
+  for (const [file, bytes] of loaded) {
     options.onProgress?.({ file, loaded: bytes.byteLength, total: bytes.byteLength, source: 'memory' });
   }
-  return { manifest, modelBytes, vocabBytes, source: 'memory' };
+  return { manifest, modelBytes, vocabBytes, ...(memoryBytes ? { memoryBytes } : {}), source: 'memory' };
 }
 
 /**
@@ -66,8 +80,11 @@ export async function loadModelFromUrl(base: URL, options: LoadModelOptions = {}
   const cache = await openModelCache();
   const fetchFile = (file: string) => fetchVerified(new URL(file, folder), file, manifest, cache, options);
   const vocabBytes = await fetchFile(manifest.tokenizer.vocab);
-  const modelBytes = await fetchFile(MODEL_FILE);
-  return { manifest, modelBytes, vocabBytes, source: folder.href };
+  const memoryFile = wantedMemoryFile(manifest, options);
+  // The model and the memory download side by side (both are several MB).
+  const [modelBytes, memoryBytes] = await Promise.all([fetchFile(MODEL_FILE),
+    memoryFile === null ? Promise.resolve(undefined) : fetchFile(memoryFile)]);
+  return { manifest, modelBytes, vocabBytes, ...(memoryBytes ? { memoryBytes } : {}), source: folder.href };
 }
 
 async function openModelCache(): Promise<Cache | null> {
@@ -89,7 +106,8 @@ export function modelCacheKey(url: URL, sha256: string): string {
 async function fetchVerified(url: URL, file: string, manifest: ModelManifest, cache: Cache | null,
   options: LoadModelOptions): Promise<Uint8Array> {
   const { sha256, bytes: total } = manifest.files[file]!;
-  const progressFile = (file === MODEL_FILE ? MODEL_FILE : 'vocab.txt') as LoadProgress['file'];
+  const progressFile: LoadProgress['file'] = file === MODEL_FILE ? MODEL_FILE
+    : file === manifest.tokenizer.vocab ? 'vocab.txt' : 'memory.bin';
   const key = modelCacheKey(url, sha256);
   if (cache) {
     const hit = await cache.match(key).catch(() => undefined);

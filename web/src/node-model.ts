@@ -4,7 +4,9 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TiankongError, describe, throwIfAborted } from './errors.js';
 import { MANIFEST_FILE, MODEL_FILE, parseManifest, verifyFile } from './manifest.js';
-import { type LoadModelOptions, type LoadedModel, isModelBytes, loadModelFromBytes, loadModelFromUrl } from './model-source.js';
+import {
+  type LoadModelOptions, type LoadedModel, isModelBytes, loadModelFromBytes, loadModelFromUrl, wantedMemoryFile,
+} from './model-source.js';
 import type { LoadProgress, ModelSource } from './types.js';
 
 /** The model shipped with the package (model/default/ at the package root), if installed. */
@@ -43,7 +45,8 @@ export async function loadModelDirectory(dir: string, options: LoadModelOptions 
       bytes = new Uint8Array(await readFile(join(dir, file)));
     } catch (error) {
       throw new TiankongError('BAD_MODEL', `tiankong: cannot read ${join(dir, file)}: ${describe(error)}; ` +
-        'a model directory holds model.json, model.onnx and vocab.txt (scripts/export-model writes them)');
+        'a model directory holds model.json, model.onnx and vocab.txt, and memory.bin when model.json lists it ' +
+        '(scripts/export-model and scripts/build-memory write them; createFillMask({ memory: false }) skips the memory)');
     }
     options.onProgress?.({ file: progressFile, loaded: bytes.byteLength, total: bytes.byteLength, source: 'disk' });
     return bytes;
@@ -53,5 +56,11 @@ export async function loadModelDirectory(dir: string, options: LoadModelOptions 
   await verifyFile(manifest, manifest.tokenizer.vocab, vocabBytes, join(dir, manifest.tokenizer.vocab));
   const modelBytes = await read(MODEL_FILE, 'model.onnx');
   await verifyFile(manifest, MODEL_FILE, modelBytes, join(dir, MODEL_FILE));
-  return { manifest, modelBytes, vocabBytes, source: dir };
+  const memoryFile = wantedMemoryFile(manifest, options);
+  let memoryBytes: Uint8Array | undefined;
+  if (memoryFile !== null) {
+    memoryBytes = await read(memoryFile, 'memory.bin');
+    await verifyFile(manifest, memoryFile, memoryBytes, join(dir, memoryFile));
+  }
+  return { manifest, modelBytes, vocabBytes, ...(memoryBytes ? { memoryBytes } : {}), source: dir };
 }

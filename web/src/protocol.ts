@@ -16,6 +16,8 @@ export interface WireCreateOptions {
   threads?: number;
   backend?: Backend;
   cache?: { maxEntries?: number; maxBytes?: number };
+  /** Load the model's corpus memory (default true). */
+  memory?: boolean;
   /** Absolute base URLs overriding where the wasm files are fetched from. */
   assets?: { core?: string; ort?: string };
 }

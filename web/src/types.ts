@@ -21,6 +21,27 @@ export interface ModelManifest {
   outputs: string[];
   logits: 'mask-only' | 'full';
   files: Record<string, { sha256: string; bytes: number }>;
+  /** The corpus memory (scripts/build-memory), when the model has one. */
+  memory?: ModelMemory;
+  [key: string]: unknown;
+}
+
+/** model.json's "memory" block: the memory file and how the decoder fuses it with the model. */
+export interface ModelMemory {
+  /** File name inside the model directory (listed in `files` with its sha256). */
+  file: string;
+  /** FusionWeights of the C++ core (tuned by scripts/tune-fusion); defaults apply when absent. */
+  fusion?: {
+    model?: number;
+    unigram?: number;
+    /** Weight per matched n-gram length, index 0..8 (0 and 1 unused). */
+    ngram?: number[];
+    hit_base?: number;
+    hit_per_token?: number;
+    hit_whole?: number;
+    min_hit_strength?: number;
+    model_candidates?: number;
+  };
   [key: string]: unknown;
 }
 
@@ -28,6 +49,8 @@ export interface ModelManifest {
 export interface ModelBytes {
   modelBytes: Uint8Array | ArrayBuffer;
   vocabBytes: Uint8Array | ArrayBuffer;
+  /** The corpus memory, when the manifest lists one (omit it to run without). */
+  memoryBytes?: Uint8Array | ArrayBuffer;
   manifest: ModelManifest;
 }
 
@@ -42,7 +65,7 @@ export type ModelSource = string | URL | ModelBytes;
 
 /** Download/read progress of one model file. */
 export interface LoadProgress {
-  file: 'model.json' | 'model.onnx' | 'vocab.txt';
+  file: 'model.json' | 'model.onnx' | 'vocab.txt' | 'memory.bin';
   /** Bytes received so far. */
   loaded: number;
   /** Expected size in bytes (from model.json), 0 when unknown. */
@@ -67,6 +90,11 @@ export interface CreateFillMaskOptions {
   onProgress?: (progress: LoadProgress) => void;
   /** Result cache (LRU, keyed by token ids + mask positions + options). Default 1000 entries / 8 MB; 0 disables. */
   cache?: { maxEntries?: number; maxBytes?: number };
+  /**
+   * Load the model's corpus memory (memory.bin, when model.json lists one) and fuse it with the
+   * model. Default true. false: the memory is not even downloaded (fills use the model alone).
+   */
+  memory?: boolean;
   /** Cancels loading. */
   signal?: AbortSignal;
 }
@@ -94,6 +122,12 @@ export interface FillOptions {
   joint?: boolean;
   /** Beam width of joint decoding, 1 (greedy iterative filling) … 32. Default 5. Only with `joint: true`. */
   beam?: number;
+  /**
+   * Fuse the corpus memory with the model (default true when the model has one loaded): famous
+   * lines, idioms and frequent phrases of the training corpus raise their candidates, which then
+   * carry a `source`. false: the model alone.
+   */
+  memory?: boolean;
   /** Cancels the request if it has not finished (e.g. superseded by a newer keystroke). */
   signal?: AbortSignal;
 }
@@ -105,6 +139,20 @@ export interface FillCandidate {
   score: number;
   /** The input text with this mask replaced by `token` (other masks left as they are). */
   sequence: string;
+  /** The famous text or idiom this candidate completes (出处), when the memory found one. */
+  source?: CandidateSource;
+}
+
+/** Where a candidate comes from: e.g. 上 in 疑是地[MASK]霜 → 千家诗, 静夜思, 李白, 床前明月光，疑是地上霜。 */
+export interface CandidateSource {
+  /** The collection, e.g. "千家诗", "论语"; "成语" for an idiom. */
+  work: string;
+  /** The text's title, e.g. "静夜思"; the idiom itself for an idiom. */
+  title: string;
+  /** "" when unknown (and for idioms). */
+  author: string;
+  /** The sentence of the text the candidate completes (the idiom for an idiom). */
+  text: string;
 }
 
 export interface FillMask {
@@ -225,6 +273,8 @@ export interface FillMaskStats {
   /** The C++ core build in use. */
   core: { build: 'threads' | 'single'; reason: string; version: string };
   model: { name: string; vocabSize: number; maxLength: number; source: string };
+  /** The corpus memory in use, or null (none listed, or createFillMask({ memory: false })). */
+  memory: { bytes: number; ngrams: number; texts: number; idioms: number; maxOrder: number } | null;
   /** Model runs so far (cache hits do not run the model). */
   runs: number;
 }

@@ -4,7 +4,7 @@
  * protocol.ts. One model per Worker.
  */
 import * as ort from 'onnxruntime-web/wasm';
-import { FillMaskEngine, loadEngineCore } from './engine.js';
+import { FillMaskEngine, checkMemoryOption, loadEngineCore } from './engine.js';
 import { TiankongError, serializeError } from './errors.js';
 import { isModelBytes, loadModelFromBytes, loadModelFromUrl } from './model-source.js';
 import type { Reply, Request, WireCreateOptions } from './protocol.js';
@@ -61,7 +61,8 @@ function createWorkerRuntime(options: WireCreateOptions): InferenceRuntime {
 async function create(id: number, options: WireCreateOptions, signal: AbortSignal): Promise<void> {
   if (engine) throw new TiankongError('BAD_OPTION', 'tiankong: this Worker already holds a model');
   const runtime = createWorkerRuntime(options);
-  const progress = { onProgress: (p: LoadProgress) => post({ type: 'progress', id, progress: p }), signal };
+  checkMemoryOption(options.memory);
+  const progress = { onProgress: (p: LoadProgress) => post({ type: 'progress', id, progress: p }), signal, memory: options.memory };
   const model = isModelBytes(options.model)
     ? await loadModelFromBytes(options.model, progress)
     : await loadModelFromUrl(new URL(options.model), progress);

@@ -1,6 +1,6 @@
 /**
  * Types of the Embind module built from wasm/bindings/embind.cc (the C++ core:
- * tokenizer, top-k decoder, fingerprint cache). This file is the contract between
+ * tokenizer, corpus memory, top-k decoder with fusion, fingerprint cache). This file is the contract between
  * the bindings and the TypeScript runtime; it holds no logic.
  *
  * Offsets are UTF-16 code units of the string passed to `encode` (JS string indices).
@@ -27,6 +27,19 @@ export interface EncodeResult {
   truncatedTokens: number;
 }
 
+/** How the decoder fuses a memory with the model (C++ FusionWeights; every field optional). */
+export interface FusionOptions {
+  model?: number;
+  unigram?: number;
+  /** 9 weights, by matched n-gram length 0..8. */
+  ngram?: Float32Array;
+  hitBase?: number;
+  hitPerToken?: number;
+  hitWhole?: number;
+  minHitStrength?: number;
+  modelCandidates?: number;
+}
+
 export interface DecodeOptions {
   topK: number;
   threshold: number;
@@ -34,6 +47,9 @@ export interface DecodeOptions {
   excludeSubwords: boolean;
   allowIds: Int32Array;
   denyIds: Int32Array;
+  /** Fuse this memory with the model; `decode` then needs the input's ids and mask positions. */
+  memory?: WasmMemory;
+  fusion?: FusionOptions;
 }
 
 export interface DecodedRow {
@@ -41,6 +57,44 @@ export interface DecodedRow {
   probabilities: Float32Array;
   /** Probability mass not in `ids` (outside top-k or under the threshold). */
   other: number;
+  /** With a memory: per candidate, the famous text / idiom it completes (-1: none), and the unit. */
+  hitText?: Int32Array;
+  hitUnit?: Uint32Array;
+}
+
+export interface MemoryInfo {
+  version: number;
+  maxOrder: number;
+  ngrams: number;
+  ngramSlots: number;
+  texts: number;
+  idioms: number;
+  units: number;
+  bytes: number;
+  /** The builder's JSON description (inputs, cut-offs). */
+  build: string;
+}
+
+/** Evidence per candidate (Memory.evidence): n-gram gains [n*9 + length], unigram log P, passage hit. */
+export interface MemoryEvidence {
+  gains: Float32Array;
+  unigram: Float32Array;
+  hitText: Int32Array;
+  hitUnit: Uint32Array;
+  hitStrength: Int32Array;
+  hitWhole: Uint8Array;
+}
+
+export interface WasmMemory {
+  info(): MemoryInfo;
+  /** Candidate ids the memory proposes for mask number `target`. */
+  propose(ids: Int32Array, maskPositions: Int32Array, target: number): Int32Array;
+  evidence(ids: Int32Array, maskPositions: Int32Array, target: number, candidates: Int32Array, minHitStrength: number): MemoryEvidence;
+  /** Work, title, author and the sentence of a hit (hitText, hitUnit from a decoded row). */
+  source(text: number, unit: number): { work: string; title: string; author: string; text: string };
+  /** log P(token) in the corpus, per vocabulary id. */
+  unigram(): Float32Array;
+  delete(): void;
 }
 
 export interface CacheStats {
@@ -68,8 +122,13 @@ export interface WasmTokenizer {
 }
 
 export interface WasmDecoder {
-  /** logits: row-major [nRows, vocabSize]. Throws on NaN/+inf or a bad shape. */
-  decode(logits: Float32Array, nRows: number, vocabSize: number): DecodedRow[];
+  /**
+   * logits: row-major [nRows, vocabSize]. Throws on NaN/+inf or a bad shape. `ids` and
+   * `maskPositions` (row r = the blank at ids[maskPositions[r]]) are required by a decoder with a
+   * memory and ignored otherwise (pass undefined).
+   */
+  decode(logits: Float32Array, nRows: number, vocabSize: number, ids: Int32Array | undefined,
+    maskPositions: Int32Array | undefined): DecodedRow[];
   delete(): void;
 }
 
@@ -85,6 +144,12 @@ export interface WasmFingerprintCache {
 export interface CoreModule {
   Tokenizer: new (vocabBytes: Uint8Array, options: TokenizerOptions) => WasmTokenizer;
   Decoder: new (tokenizer: WasmTokenizer, options: DecodeOptions) => WasmDecoder;
+  /**
+   * Verifies and loads memory.bin for this tokenizer's vocabulary. Throws an Error whose message
+   * starts with "Memory [truncated|not-a-memory|wrong-version|corrupt|wrong-vocab]: ".
+   * The memory must outlive every Decoder created with it.
+   */
+  Memory: new (bytes: Uint8Array, tokenizer: WasmTokenizer) => WasmMemory;
   /**
    * maxBytes bounds keys + values + a fixed per-entry overhead; it may be at most half the
    * build's wasm heap limit (32 MiB in the threaded build, whose heap is a fixed 64 MiB).
