@@ -10,7 +10,7 @@ import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CHROMIUM, launchChromium, readDistFile, startRouteServer } from '../../scripts/lib/browser-harness.mjs';
 import type { FillMaskModel } from '../../web/src/index.js';
-import { api, distDir, missingPrerequisite, repoRoot, testModelDir } from './fixtures.js';
+import { api, distDir, missingPrerequisite, repoRoot, testMemoryModelDir, testModelDir } from './fixtures.js';
 
 const missing = missingPrerequisite() ?? (existsSync(CHROMIUM) ? null : `${CHROMIUM} not found: browser tests skipped`);
 if (missing) console.warn(missing);
@@ -56,6 +56,33 @@ const PAGE = `<!doctype html><meta charset="utf-8"><script type="module">
   window.__result = out;
 </script>`;
 
+/** The memory path through the Worker: memory.bin downloaded with progress, cached, verified; sources. */
+const MEMORY_PAGE = `<!doctype html><meta charset="utf-8"><script type="module">
+  const out = {};
+  try {
+    const { createFillMask, TiankongError } = await import('./dist/browser.js');
+    const code = (promise) => promise.then(() => 'resolved', (e) => (e instanceof TiankongError ? e.code : 'not a TiankongError: ' + e));
+    out.firstLoad = [];
+    const tk = await createFillMask({ model: './memmodel/', onProgress: (p) => out.firstLoad.push(p) });
+    out.fill = await tk.fill('床前明月光，疑是地[MASK]霜。', { topK: 3 });
+    out.alone = await tk.fill('床前明月光，疑是地[MASK]霜。', { topK: 3, memory: false });
+    out.memory = tk.stats().memory;
+    await tk.dispose();
+    out.secondLoad = [];
+    const again = await createFillMask({ model: './memmodel/', onProgress: (p) => out.secondLoad.push(p) });
+    await again.dispose();
+    out.badMemory = await code(createFillMask({ model: './badmem/' }));
+    out.skipped = [];
+    const without = await createFillMask({ model: './badmem/', memory: false, onProgress: (p) => out.skipped.push(p.file) });
+    out.withoutStats = without.stats().memory;
+    await without.dispose();
+    out.cacheKeys = (await (await caches.open('tiankong-models-v1')).keys()).map((r) => new URL(r.url).pathname);
+  } catch (error) {
+    out.error = String(error && error.stack || error);
+  }
+  window.__result = out;
+</script>`;
+
 describe.skipIf(missing !== null)('browser entry (Worker) in headless Chromium', () => {
   let server: Awaited<ReturnType<typeof startRouteServer>>;
   let context: BrowserContext;
@@ -68,6 +95,12 @@ describe.skipIf(missing !== null)('browser entry (Worker) in headless Chromium',
     const [area, ...rest] = path.split('/');
     const file = rest.join('/');
     if (area === 'test.html') return PAGE;
+    if (area === 'memory.html') return MEMORY_PAGE;
+    if ((area === 'memmodel' || area === 'badmem') && ['model.json', 'vocab.txt', 'model.onnx', 'memory.bin'].includes(file)) {
+      const bytes = readFileSync(join(testMemoryModelDir(), file));
+      if (area === 'badmem' && file === 'memory.bin') bytes[bytes.length - 10] ^= 1;
+      return bytes;
+    }
     if (area === 'spa') return { body: '<!doctype html><title>app</title>', type: 'text/html' };
     if (area === 'ort-js' && file === 'ort.wasm.min.mjs') return readFileSync(join(ortDir, file));
     if ((area === 'model' || area === 'tampered') && ['model.json', 'vocab.txt', 'model.onnx'].includes(file)) {
@@ -91,12 +124,12 @@ describe.skipIf(missing !== null)('browser entry (Worker) in headless Chromium',
     await server?.close();
   });
 
-  async function run(mode: 'iso' | 'plain') {
+  async function run(mode: 'iso' | 'plain', pageName = 'test.html') {
     const page = await context.newPage();
     const logs: string[] = [];
     page.on('console', (m) => logs.push(m.text()));
     try {
-      await page.goto(`${server.origin}/${mode}/test.html`);
+      await page.goto(`${server.origin}/${mode}/${pageName}`);
       await page.waitForFunction(() => (window as { __result?: unknown }).__result !== undefined, null, { timeout: 120_000 });
       const result = await page.evaluate(() => (window as unknown as { __result: Record<string, any> }).__result);
       expect(result.error, logs.join('\n')).toBeUndefined();
@@ -149,5 +182,18 @@ describe.skipIf(missing !== null)('browser entry (Worker) in headless Chromium',
     const result = { ...(await run('plain')), mode: 'plain' };
     await expectWorks(result);
     expect(result.stats).toMatchObject({ threads: 1, threadsReason: expect.stringMatching(/not cross-origin isolated.*Cross-Origin-Embedder-Policy/) });
+  });
+
+  test('the corpus memory through the Worker: downloaded, cached, verified, fused with sources', async () => {
+    const result = await run('iso', 'memory.html');
+    expect(result.fill.masks[0].candidates[0]).toMatchObject({ token: '上', source: { title: '静夜思', work: '千家诗' } });
+    expect(result.alone.masks[0].candidates.every((c: any) => c.source === undefined)).toBe(true);
+    expect(result.memory).toMatchObject({ maxOrder: 5, bytes: readFileSync(join(testMemoryModelDir(), 'memory.bin')).length });
+    expect(result.firstLoad.filter((p: any) => p.file === 'memory.bin').at(-1)).toMatchObject({ source: 'network' });
+    expect(result.secondLoad.filter((p: any) => p.file === 'memory.bin').map((p: any) => p.source)).toEqual(['cache']);
+    expect(result.badMemory).toBe('INTEGRITY');
+    expect(result.skipped).not.toContain('memory.bin'); // memory: false does not even download it
+    expect(result.withoutStats).toBeNull();
+    expect(result.cacheKeys.filter((k: string) => k.endsWith('memory.bin'))).toEqual(['/iso/memmodel/memory.bin']);
   });
 });

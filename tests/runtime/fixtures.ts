@@ -40,7 +40,11 @@ export async function api(): Promise<typeof import('../../web/src/index.js')> {
 export function testModelDir(): string {
   const hash = createHash('sha256');
   const sources = [join(repoRoot, 'scripts', 'make-test-model'), join(repoRoot, 'scripts', 'export-model'),
-    join(repoRoot, 'scripts', 'make-random-checkpoint'),
+    join(repoRoot, 'scripts', 'make-random-checkpoint'), join(repoRoot, 'scripts', 'build-memory'),
+    ...readdirSync(join(repoRoot, 'tests', 'fixtures', 'data', 'corpus')).sort().map((f) => join(repoRoot, 'tests', 'fixtures', 'data', 'corpus', f)),
+    // The memory file format and builder.
+    ...readdirSync(join(repoRoot, 'wasm', 'src')).filter((f) => /^(memory|ngram_table|text_index)[a-z_]*\.(cc|h)$/.test(f) && !f.includes('_test'))
+      .sort().map((f) => join(repoRoot, 'wasm', 'src', f)),
     ...readdirSync(join(repoRoot, 'model', 'tiankong_model')).filter((f) => f.endsWith('.py')).sort()
       .map((f) => join(repoRoot, 'model', 'tiankong_model', f))];
   for (const file of sources) hash.update(readFileSync(file));
@@ -56,6 +60,14 @@ export function testModelDir(): string {
     rmSync(temp, { recursive: true, force: true }); // another process won the race
   }
   return dir;
+}
+
+/**
+ * The tiny test model with a corpus memory built from tests/fixtures/data (famous texts such as
+ * 静夜思, some idioms): the memory's famous-line and idiom hits dominate the random model.
+ */
+export function testMemoryModelDir(): string {
+  return join(dirname(testModelDir()), 'with-memory');
 }
 
 /** The tiny model opened by both references and both backends, as most runtime suites need it. */
