@@ -26,20 +26,22 @@ bool OneOf(const std::string& token, const std::string_view (&set)[N]) {
   return std::find(std::begin(set), std::end(set), token) != std::end(set);
 }
 
-// Distinct n-grams of one order: sorted keys, their counts and one position where each occurs.
+// Distinct n-grams of one order: sorted keys, how often each occurs (raw: decides eligibility;
+// weighted by the line weights: gives probabilities) and one position where it occurs.
 struct Counted {
   std::vector<uint64_t> keys;
   std::vector<uint32_t> counts;
+  std::vector<double> weighted;
   std::vector<uint32_t> positions;
 
-  // The count of `key` (0 when unseen).
-  uint32_t Count(uint64_t key) const {
+  // The weighted count of `key` (0 when unseen).
+  double Count(uint64_t key) const {
     const auto it = std::lower_bound(keys.begin(), keys.end(), key);
-    return it != keys.end() && *it == key ? counts[static_cast<size_t>(it - keys.begin())] : 0;
+    return it != keys.end() && *it == key ? weighted[static_cast<size_t>(it - keys.begin())] : 0;
   }
 };
 
-Counted CountOrder(const std::vector<int32_t>& stream, size_t n) {
+Counted CountOrder(const std::vector<int32_t>& stream, const std::vector<uint8_t>& weights, size_t n) {
   std::vector<std::pair<uint64_t, uint32_t>> occurrences;
   size_t run = 0;  // known units ending at i
   for (size_t i = 0; i < stream.size(); ++i) {
@@ -54,8 +56,11 @@ Counted CountOrder(const std::vector<int32_t>& stream, size_t n) {
   for (size_t i = 0; i < occurrences.size();) {
     size_t j = i;
     while (j < occurrences.size() && occurrences[j].first == occurrences[i].first) ++j;
+    double weight = 0;
+    for (size_t k = i; k < j; ++k) weight += weights[occurrences[k].second];
     out.keys.push_back(occurrences[i].first);
     out.counts.push_back(static_cast<uint32_t>(j - i));
+    out.weighted.push_back(weight);
     out.positions.push_back(occurrences[i].second);
     i = j;
   }
@@ -90,7 +95,7 @@ std::string JsonArray(const std::vector<uint64_t>& values, size_t from) {
 MemoryBuilder::MemoryBuilder(const Tokenizer& tokenizer, const BuildOptions& options)
     : tokenizer_(tokenizer), options_(options), units_(tokenizer) {}
 
-void MemoryBuilder::AddLine(std::string_view line) {
+void MemoryBuilder::AddLine(std::string_view line, uint8_t weight) {
   ++lines_;
   Encoding encoding;
   if (tokenizer_.Encode(line, &encoding) != Status::kOk) {
@@ -99,6 +104,7 @@ void MemoryBuilder::AddLine(std::string_view line) {
   }
   for (const int32_t id : encoding.ids) stream_.push_back(units_.IsBoundary(id) ? kBoundary : id);
   if (stream_.empty() || stream_.back() != kBoundary) stream_.push_back(kBoundary);
+  weights_.resize(stream_.size(), weight == 0 ? 1 : weight);
 }
 
 void MemoryBuilder::AddText(const SourceText& text) { texts_.push_back(text); }
@@ -122,20 +128,22 @@ std::vector<uint8_t> MemoryBuilder::Finish(BuildReport* report, std::string* err
 
   // Unigrams.
   std::vector<double> unigram_counts(vocab, 0.0);
-  for (const int32_t unit : stream_) {
-    if (unit >= 0) {
-      unigram_counts[unit] += 1;
+  double weighted_tokens = 0;
+  for (size_t i = 0; i < stream_.size(); ++i) {
+    if (stream_[i] >= 0) {
+      unigram_counts[stream_[i]] += weights_[i];
+      weighted_tokens += weights_[i];
       ++report->tokens;
     }
   }
-  const double total = static_cast<double>(report->tokens) + 0.5 * static_cast<double>(vocab);
+  const double total = weighted_tokens + 0.5 * static_cast<double>(vocab);
   std::vector<float> unigram(vocab);
   for (size_t id = 0; id < vocab; ++id) unigram[id] = static_cast<float>(std::log((unigram_counts[id] + 0.5) / total));
 
   // Exact counts per order.
   std::vector<Counted> counted(order + 1);
   for (size_t n = 2; n <= order; ++n) {
-    counted[n] = CountOrder(stream_, n);
+    counted[n] = CountOrder(stream_, weights_, n);
     report->distinct[n] = counted[n].keys.size();
   }
   report->distinct[1] = static_cast<uint64_t>(std::count_if(unigram_counts.begin(), unigram_counts.end(),
@@ -161,10 +169,12 @@ std::vector<uint8_t> MemoryBuilder::Finish(BuildReport* report, std::string* err
       if (c.counts[i] < options_.min_count) continue;
       ++report->eligible[n];
       const int32_t* gram = &stream_[c.positions[i]];
-      const double log_p = std::log(c.counts[i] / count_of(gram, n - 1));
-      const double lower = n == 2 ? std::log(unigram_counts[gram[1]] / static_cast<double>(report->tokens))
+      const double log_p = std::log(c.weighted[i] / count_of(gram, n - 1));
+      const double lower = n == 2 ? std::log(unigram_counts[gram[1]] / weighted_tokens)
                                   : std::log(count_of(gram + 1, n - 1) / count_of(gram + 1, n - 2));
-      entries.push_back({c.counts[i] * std::fabs(log_p - (log_alpha + lower)), c.keys[i], c.positions[i],
+      entries.push_back({std::pow(c.weighted[i], options_.count_exponent) *
+                             std::fabs(log_p - (log_alpha + lower)),
+                         c.keys[i], c.positions[i],
                          static_cast<float>(log_p), static_cast<uint8_t>(n)});
     }
   }
@@ -203,11 +213,11 @@ std::vector<uint8_t> MemoryBuilder::Finish(BuildReport* report, std::string* err
   report->slots = slots;
 
   // The most frequent predecessors of each token (all eligible bigrams).
-  std::vector<std::vector<std::pair<uint32_t, uint16_t>>> previous(vocab);
+  std::vector<std::vector<std::pair<double, uint16_t>>> previous(vocab);
   for (size_t i = 0; i < counted[2].keys.size(); ++i) {
     if (counted[2].counts[i] < options_.min_count) continue;
     const int32_t* gram = &stream_[counted[2].positions[i]];
-    previous[gram[1]].emplace_back(counted[2].counts[i], static_cast<uint16_t>(gram[0]));
+    previous[gram[1]].emplace_back(counted[2].weighted[i], static_cast<uint16_t>(gram[0]));
   }
   std::vector<uint32_t> predecessor_offsets{0};
   std::vector<uint16_t> predecessors;

@@ -31,6 +31,10 @@ struct BuildOptions {
   size_t max_ngrams = 1500000;   // entries kept in the hash table
   double load_factor = 0.8;      // entries / slots
   float alpha = 0.4f;            // stupid backoff
+  // Usefulness = count^count_exponent * |log P(w|h) - backoff estimate|. 1 is the classic
+  // count-weighted criterion (best perplexity); smaller values keep more long, rarer n-grams
+  // (memorised lines) at the expense of frequent short ones.
+  double count_exponent = 1.0;
   size_t neighbours = 48;        // predecessors kept per token (successors come from the bigrams)
   std::string description;       // JSON object text merged into the build info (inputs etc.)
 };
@@ -51,8 +55,10 @@ struct BuildReport {
 class MemoryBuilder {
  public:
   MemoryBuilder(const Tokenizer& tokenizer, const BuildOptions& options);
-  // Adds one corpus line (UTF-8; invalid lines are skipped and counted).
-  void AddLine(std::string_view line);
+  // Adds one corpus line (UTF-8; invalid lines are skipped and counted). `weight` multiplies its
+  // counts in the probabilities (oversampling modern text); eligibility (min_count) counts each
+  // occurrence once, so a weighted singleton does not pass for a frequent n-gram.
+  void AddLine(std::string_view line, uint8_t weight = 1);
   void AddText(const SourceText& text);
   // Counts, prunes and writes the file; *report gets the numbers. Returns an empty vector and sets
   // *error when the options cannot be met (e.g. order out of range, vocab larger than 65535).
@@ -63,6 +69,7 @@ class MemoryBuilder {
   BuildOptions options_;
   QueryUnits units_;
   std::vector<int32_t> stream_;  // units of all lines, kBoundary between runs
+  std::vector<uint8_t> weights_; // the weight of each stream_ entry's line
   std::vector<SourceText> texts_;
   uint64_t lines_ = 0, invalid_lines_ = 0;
 };

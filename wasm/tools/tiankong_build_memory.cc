@@ -24,10 +24,13 @@ const char kUsage[] =
     "  --vocab PATH        the model's vocab.txt\n"
     "  --corpus PATH       training text, one line per text\n"
     "  --texts PATH        famous texts and idioms (TSV: kind, work, title, author, text)\n"
+    "  --weights PATH      one whole number 1..255 per corpus line: how much its counts weigh\n"
     "  --out PATH          memory.bin to write\n"
     "  --order N           longest n-gram (2..8, default 5)\n"
     "  --min-count N       n-grams seen fewer times are dropped (default 2)\n"
     "  --max-ngrams N      n-grams kept, the most useful first (default 1500000)\n"
+    "  --count-exponent X  usefulness ranking: count^X * |log-prob change| (default 1; lower keeps\n"
+    "                      more long n-grams)\n"
     "  --lowercase         the model's tokenizer lowercases (and strips accents)\n"
     "  --description JSON  a JSON value recorded in the file's build info (e.g. input names)\n";
 
@@ -59,7 +62,7 @@ std::vector<std::string> SplitTabs(const std::string& line) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string vocab_path, corpus_path, texts_path, out_path;
+  std::string vocab_path, corpus_path, texts_path, out_path, weights_path;
   tiankong::TokenizerOptions tokenizer_options;
   tokenizer_options.max_length = 1 << 30;  // corpus lines are never truncated
   tiankong::memory::BuildOptions options;
@@ -71,6 +74,8 @@ int main(int argc, char** argv) {
       vocab_path = argv[++i];
     } else if (arg == "--corpus" && has_value) {
       corpus_path = argv[++i];
+    } else if (arg == "--weights" && has_value) {
+      weights_path = argv[++i];
     } else if (arg == "--texts" && has_value) {
       texts_path = argv[++i];
     } else if (arg == "--out" && has_value) {
@@ -93,6 +98,13 @@ int main(int argc, char** argv) {
         return kExitUsage;
       }
       options.max_ngrams = static_cast<size_t>(n);
+    } else if (arg == "--count-exponent" && has_value) {
+      char* end;
+      options.count_exponent = std::strtod(argv[++i], &end);
+      if (*end != '\0' || !(options.count_exponent >= 0 && options.count_exponent <= 2)) {
+        std::cerr << "tiankong_build_memory: --count-exponent must be a number from 0 to 2, got '" << argv[i] << "'\n";
+        return kExitUsage;
+      }
     } else if (arg == "--lowercase") {
       tokenizer_options.lowercase = true;
       tokenizer_options.strip_accents = true;
@@ -127,8 +139,24 @@ int main(int argc, char** argv) {
     std::cerr << "tiankong_build_memory: cannot read corpus '" << corpus_path << "'\n";
     return kExitUsage;
   }
-  std::string line;
-  while (std::getline(corpus, line)) builder.AddLine(line);
+  std::ifstream weights;
+  if (!weights_path.empty()) {
+    weights.open(weights_path, std::ios::binary);
+    if (!weights) {
+      std::cerr << "tiankong_build_memory: cannot read weights '" << weights_path << "'\n";
+      return kExitUsage;
+    }
+  }
+  std::string line, weight_line;
+  for (size_t number = 1; std::getline(corpus, line); ++number) {
+    long weight = 1;
+    if (!weights_path.empty() && (!std::getline(weights, weight_line) || !ParseCount(weight_line.c_str(), 1, 255, &weight))) {
+      std::cerr << "tiankong_build_memory: " << weights_path << ":" << number << ": expected a whole number 1..255 for corpus line "
+                << number << "\n";
+      return kExitUsage;
+    }
+    builder.AddLine(line, static_cast<uint8_t>(weight));
+  }
 
   std::ifstream texts(texts_path, std::ios::binary);
   if (!texts) {

@@ -5,7 +5,7 @@
  */
 import type { Filled } from './fill-state.js';
 import { formatPercent } from './format.js';
-import type { FillResult } from './runtime.js';
+import type { CandidateSource, FillResult } from './runtime.js';
 
 const CONTEXT_CHARS = 6;
 
@@ -51,6 +51,20 @@ function maskContext(result: FillResult, index: number): HTMLElement {
   return context;
 }
 
+/** 出处 under a candidate: "出处 李白《静夜思》· 千家诗" and the sentence it completes. */
+function sourceLine(source: CandidateSource): HTMLElement {
+  const line = el('p', 'candidate-source');
+  line.dataset.testid = 'candidate-source';
+  if (source.work === '成语') {
+    line.append(el('span', 'source-label', '成语'), el('span', 'source-title', source.title));
+    return line;
+  }
+  const who = `${source.author}${source.title ? `《${source.title}》` : ''}`;
+  line.append(el('span', 'source-label', '出处'), el('span', 'source-title', who || source.work),
+    el('span', 'source-work', source.author || source.title ? source.work : ''), el('span', 'source-text', source.text));
+  return line;
+}
+
 /**
  * Renders one card per mask into `container`. `choice[i]` is the candidate picked for mask i;
  * `onChoose(mask, candidate)` is called when the user picks another.
@@ -78,6 +92,7 @@ export function renderMaskResults(container: HTMLElement, result: FillResult, ch
       button.addEventListener('click', () => onChoose(maskIndex, candidateIndex));
       const item = el('li', '');
       item.append(button);
+      if (candidate.source) item.append(sourceLine(candidate.source));
       list.append(item);
     });
     if (mask.candidates.length === 0) list.append(el('li', 'other', '没有符合条件的候选（可在“选项”里放宽）'));

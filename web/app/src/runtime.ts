@@ -5,7 +5,7 @@
  */
 import type { CreateFillMaskOptions, FillMaskModel } from '../../src/types.js';
 
-export type { FillMaskModel, FillOptions, FillResult, FillMaskStats, LoadProgress } from '../../src/types.js';
+export type { CandidateSource, FillMaskModel, FillOptions, FillResult, FillMaskStats, LoadProgress } from '../../src/types.js';
 
 export interface RuntimeModule {
   createFillMask(options: CreateFillMaskOptions): Promise<FillMaskModel>;
