@@ -684,6 +684,9 @@ CacheHandle* NewCache(double max_entries, double max_bytes) {
 
 // ---------------------------------------------------------------------------
 
+// The wasm heap's current size (it grows, never shrinks): for memory reports.
+double HeapBytes() { return static_cast<double>(emscripten_get_heap_size()); }
+
 val BuildInfo() {
   val info = val::object();
 #ifdef __EMSCRIPTEN_PTHREADS__
@@ -731,6 +734,7 @@ EMSCRIPTEN_BINDINGS(tiankong_core) {
       .function("stats", &CacheHandle::Stats);
 
   emscripten::function("buildInfo", &BuildInfo);
+  emscripten::function("heapBytes", &HeapBytes);
 }
 
 }  // namespace bindings

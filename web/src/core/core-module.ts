@@ -157,4 +157,6 @@ export interface CoreModule {
   FingerprintCache: new (maxEntries: number, maxBytes: number) => WasmFingerprintCache;
   /** Which build was loaded. */
   buildInfo(): { threads: boolean; simd: boolean; version: string };
+  /** The wasm heap's current size in bytes (it grows, never shrinks). */
+  heapBytes(): number;
 }
