@@ -103,7 +103,7 @@ try {
     const measure = ${measure.toString()};
     window.run = async () => {
       const { loadCore } = await import('/dist/core/load-core.js');
-      const { cases, manifest, fusion } = await (await fetch('/work/cases.json')).json();
+      const { cases, manifest, fusion } = await (await fetch('/bench-data/cases.json')).json();
       const fetchStart = performance.now();
       const memoryBytes = new Uint8Array(await (await fetch('/model/' + manifest.memory.file)).arrayBuffer());
       const fetchMs = performance.now() - fetchStart;
@@ -118,11 +118,11 @@ try {
     };
     window.ready = true;
   </script>`);
-  const server = await startBenchServer({ '/dist/': join(REPO_ROOT, 'dist'), '/work/': work, '/model/': modelDir });
+  const server = await startBenchServer({ '/dist/': join(REPO_ROOT, 'dist'), '/bench-data/': work, '/model/': modelDir });
   const browser = await launchBrowser();
   try {
     const page = await browser.context.newPage();
-    await page.goto(`${server.origin}/work/index.html`);
+    await page.goto(`${server.origin}/bench-data/index.html`);
     await page.waitForFunction(() => window.ready === true);
     browserResult = await page.evaluate(() => window.run());
   } finally {

@@ -178,3 +178,34 @@ def test_manifest(exports, tiny_model, tiny_checkpoint):
 def test_max_length_beyond_positions_is_rejected(tiny_checkpoint, tmp_path):
     with pytest.raises(ValueError, match="--max-length 129 must be in 3..128"):
         export_model(tiny_checkpoint, tmp_path, max_length=129, log=lambda *_: None)
+
+
+def test_tiankong_block_exports_and_quantizes(tmp_path, tiny_model, batches):
+    """The default model's block (pre-LN, no projection biases, GeGLU) goes through the same
+    export, INT8 quantizer and manifest as Hugging Face's BERT, and matches PyTorch."""
+    from tiankong_model.bert import BertConfig, BertForMaskedLM
+    from tiankong_model.checkpoint import load_checkpoint, save_checkpoint
+
+    _, vocab = tiny_model
+    config = BertConfig(vocab_size=len(vocab), hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                        intermediate_size=96, max_position_embeddings=128, layer_norm_position="pre",
+                        projection_bias=False, ffn_type="geglu")
+    torch.manual_seed(3)
+    model = BertForMaskedLM(config).eval()
+    with torch.no_grad():
+        for param in model.parameters():
+            if param.dim() == 2:
+                param.mul_(4)
+    save_checkpoint(model, vocab, tmp_path / "ckpt")
+    loaded, _ = load_checkpoint(tmp_path / "ckpt")
+    assert json.loads((tmp_path / "ckpt" / "config.json").read_text())["model_type"] == "tiankong_bert"
+    assert not any("attention.self.query.bias" in k for k in loaded.state_dict())
+    export_model(tmp_path / "ckpt", tmp_path / "fp32", fp32=True, log=lambda *_: None)
+    export_model(tmp_path / "ckpt", tmp_path / "int8", log=lambda *_: None)
+    manifest = json.loads((tmp_path / "int8" / "model.json").read_text())
+    assert manifest["architecture"]["layer_norm_position"] == "pre" and manifest["architecture"]["ffn_type"] == "geglu"
+    for batch, logits in zip(batches, run_onnx(tmp_path / "fp32" / "model.onnx", batches)):
+        np.testing.assert_allclose(logits, torch_logits(model, batch), atol=2e-4, rtol=0)
+    reference = np.concatenate([b.reshape(-1, b.shape[-1]) for b in run_onnx(tmp_path / "fp32" / "model.onnx", batches)])
+    quantized = np.concatenate([b.reshape(-1, b.shape[-1]) for b in run_onnx(tmp_path / "int8" / "model.onnx", batches, runtime="web", threads=2)])
+    assert np.corrcoef(reference.ravel(), quantized.ravel())[0, 1] > 0.99

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -17,6 +18,17 @@ from .prune import corpus_files, count_tokens, kept_token_ids, prune_model
 from .quantize import DEFAULT_PATTERN, PATTERNS, quantize_dynamic_int8
 from .transformers_js import write_transformers_js_files
 from .vocab import write_vocab
+
+
+def portable_path(path: str | Path) -> str:
+    """A path for a manifest that ships: relative to the repository when inside it, else the folder
+    name only (no machine paths in published files)."""
+    resolved = Path(path).resolve()
+    root = Path(__file__).resolve().parents[2]
+    try:
+        return str(resolved.relative_to(root))
+    except ValueError:
+        return resolved.name
 
 
 def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = False, fp32: bool = False,
@@ -34,7 +46,7 @@ def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = Fal
         max_length = limit
     if not 2 < max_length <= limit:
         raise ValueError(f"--max-length {max_length} must be in 3..{limit} (max_position_embeddings)")
-    source = {"checkpoint": str(Path(checkpoint_dir).resolve()),
+    source = {"checkpoint": portable_path(checkpoint_dir),
               "config_sha256": hashlib.sha256((Path(checkpoint_dir) / "config.json").read_bytes()).hexdigest()}
     pruning = None
     if prune_corpus is not None:
@@ -43,7 +55,7 @@ def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = Fal
             counts = count_tokens(vocab, lowercase, files, Path(work))
         keep = kept_token_ids(vocab, counts, min_count)
         pruning = {"source_vocab_size": len(vocab), "kept": len(keep), "min_count": min_count,
-                   "corpus": str(Path(prune_corpus).resolve()), "corpus_files": [f.name for f in files]}
+                   "corpus": portable_path(prune_corpus), "corpus_files": [f.name for f in files]}
         log(f"export-model: vocab pruned {len(vocab)} -> {len(keep)} tokens (seen ≥ {min_count}× in {prune_corpus})")
         model, vocab = prune_model(model, vocab, keep)
     proto = export_fp32(model, full_logits=full_logits, token_type_ids=token_type_ids)
@@ -84,7 +96,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reduce-range", action="store_true",
                         help="7-bit weights: exact on x86 onnxruntime-node (saturates with 8), a little less precise in wasm")
     parser.add_argument("--name", help="model name in model.json (default: checkpoint directory name)")
+    parser.add_argument("--memory", action="store_true",
+                        help="also build the corpus memory for this model (scripts/build-memory; needs the corpus "
+                             "from scripts/build-corpus) and tune its fusion weights on the dev split (scripts/tune-fusion)")
     args = parser.parse_args(argv)
+    if args.memory and args.full_logits:
+        print("export-model: --memory needs the mask-only export (the runtime fuses the memory in its decoder)", file=sys.stderr)
+        return 2
     try:
         export_model(args.checkpoint_dir, args.out_dir, full_logits=args.full_logits, fp32=args.fp32,
                      prune_corpus=args.prune_vocab, min_count=args.min_count, max_length=args.max_length,
@@ -93,6 +111,20 @@ def main(argv: list[str] | None = None) -> int:
     except (CheckpointError, ValueError, RuntimeError) as err:
         print(f"export-model: {err}", file=sys.stderr)
         return 1
+    if args.memory:
+        return add_memory(args.out_dir)
+    return 0
+
+
+def add_memory(out_dir: Path) -> int:
+    """Builds memory.bin for an exported model directory and tunes its fusion weights."""
+    scripts = Path(__file__).resolve().parents[2] / "scripts"
+    for step in (["build-memory", str(out_dir)], ["tune-fusion", str(out_dir)]):
+        result = subprocess.run([str(scripts / step[0]), *step[1:]])
+        if result.returncode != 0:
+            print(f"export-model: {step[0]} failed (status {result.returncode}); the model is exported without "
+                  f"a tuned memory", file=sys.stderr)
+            return result.returncode
     return 0
 
 

@@ -31,7 +31,10 @@ def build_manifest(out_dir: Path, *, name: str, config: BertConfig, vocab: list[
         "architecture": {"type": "bert", "num_hidden_layers": config.num_hidden_layers,
                          "hidden_size": config.hidden_size, "num_attention_heads": config.num_attention_heads,
                          "intermediate_size": config.intermediate_size, "vocab_size": config.vocab_size,
-                         "max_position_embeddings": config.max_position_embeddings},
+                         "max_position_embeddings": config.max_position_embeddings,
+                         **({} if config.is_hf_bert else {
+                             "layer_norm_position": config.layer_norm_position,
+                             "projection_bias": config.projection_bias, "ffn_type": config.ffn_type})},
         "max_length": max_length,
         "tokenizer": {"vocab": "vocab.txt", "lowercase": lowercase, "strip_accents": lowercase,
                       "clean_text": True, "handle_chinese_chars": True},

@@ -22,7 +22,7 @@ def corpus_files(corpus_dir: str | Path) -> list[Path]:
     directory = Path(corpus_dir)
     files = sorted(directory.glob("*.txt")) if directory.is_dir() else []
     if not files:
-        raise ValueError(f"{corpus_dir}: no *.txt corpus files (expected a directory such as /work/shared/data/corpus)")
+        raise ValueError(f"{corpus_dir}: no *.txt corpus files (expected a directory of *.txt files such as the raw data\'s corpus/)")
     return files
 
 

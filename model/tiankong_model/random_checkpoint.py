@@ -9,11 +9,13 @@ from pathlib import Path
 import torch
 
 from .bert import BertConfig, BertForMaskedLM
+from .data_paths import fixture_path
 from .checkpoint import save_checkpoint
 from .tiny_vocab import tiny_vocab
 from .vocab import read_vocab
 
-BERT_BASE_CHINESE_VOCAB = Path("/work/shared/data/vocab/bert-base-chinese/vocab.txt")
+# The full bert-base-chinese vocab is committed with the test fixtures (no raw data needed).
+BERT_BASE_CHINESE_VOCAB = fixture_path("vocab/bert-base-chinese/vocab.txt")
 ARCHITECTURES = {
     "bert-base-chinese": dict(num_hidden_layers=12, hidden_size=768, num_attention_heads=12, intermediate_size=3072),
     "tiny": dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128,
@@ -27,7 +29,7 @@ def architecture_vocab(arch: str, vocab_path: Path = BERT_BASE_CHINESE_VOCAB) ->
         return tiny_vocab()
     if not vocab_path.is_file():
         raise FileNotFoundError(f"{vocab_path} is missing: the bert-base-chinese architecture copies its vocab "
-                                f"from there (see /work/shared/README.md), or use --arch tiny")
+                                f"from there (scripts/make-test-fixtures writes it), or use --arch tiny")
     return read_vocab(vocab_path)
 
 

@@ -2,7 +2,7 @@
 
 Layout: the five BERT specials at ids 0-4 (a compact layout, not bert-base-chinese's ids
 100-103), printable ASCII, common CJK punctuation, then the 1 500 most frequent Chinese
-characters of /work/shared/data/corpus (frequency order; each corpus file weighted
+characters of the raw data's corpus (frequency order; each corpus file weighted
 equally, poetry at 0.2 so classical text does not dominate; all of them are
 bert-base-chinese tokens). Derived once from the corpus and frozen here so the tiny model
 needs no data files.

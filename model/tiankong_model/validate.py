@@ -18,12 +18,13 @@ import numpy as np
 import torch
 
 from .checkpoint import CheckpointError, load_checkpoint
+from .data_paths import data_path
 from .export_model import export_model
 from .manifest import read_manifest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 VALIDATE_JS = REPO_ROOT / "scripts" / "lib" / "model-validate.mjs"
-DEFAULT_CORPUS = Path("/work/shared/data/corpus")
+DEFAULT_CORPUS = data_path("corpus")
 
 
 def pytorch_max_abs_diff(checkpoint_dir: Path, dump: list[dict]) -> float:
@@ -83,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         manifest = read_manifest(args.model_dir)
         if not args.corpus.is_dir():
-            raise ValueError(f"corpus directory {args.corpus} is missing (see /work/shared/README.md)")
+            raise ValueError(f"corpus directory {args.corpus} is missing (the raw data: set TIANKONG_DATA, default ../shared/data)")
         with tempfile.TemporaryDirectory() as work:
             reference = args.fp32_model
             if reference is None:

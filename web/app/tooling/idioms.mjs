@@ -1,17 +1,17 @@
 /**
- * Build-time idiom dictionary: /work/shared/data/idioms/idioms.csv (columns Idiom, Pinyin,
+ * Build-time idiom dictionary: the raw data's idioms/idioms.csv (columns Idiom, Pinyin,
  * Letter, Explanation, Synonym; RFC 4180 quoting) -> a compact JSON asset the page loads
  * lazily for its idiom card:
  *   { "format": "tiankong-idioms/1", "count": N, "idioms": { "掩耳盗铃": ["yǎn ěr dào líng", "解释…"] } }
  * Only four-character idioms are kept (the card completes 4-character windows).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { dataPath } from '../../../model/tooling/data-paths.mjs';
 
 export const IDIOMS_FORMAT = 'tiankong-idioms/1';
 
-/** Where the shared data lives relative to this file (repo/../shared). */
-export const DEFAULT_IDIOMS_CSV = fileURLToPath(new URL('../../../../shared/data/idioms/idioms.csv', import.meta.url));
+/** The idiom dictionary of the raw data (TIANKONG_DATA, default ../shared/data). */
+export const DEFAULT_IDIOMS_CSV = dataPath('idioms/idioms.csv');
 
 /**
  * Parses RFC 4180 CSV text (quoted fields, "" escapes, CRLF or LF, newlines inside quotes)
