@@ -70,6 +70,40 @@ export function testMemoryModelDir(): string {
   return join(dirname(testModelDir()), 'with-memory');
 }
 
+/**
+ * A tiny random model with bert-base-chinese's vocabulary (21 128 tokens, ids 100-103 for the
+ * specials) and a memory built for that vocabulary from the fixtures: the memory of any
+ * exported BERT, not only the default model's character vocabulary.
+ */
+export function bertVocabMemoryModelDir(): string {
+  const dir = join(dirname(testModelDir()), 'bert-vocab');
+  if (existsSync(join(dir, 'memory.bin'))) return dir;
+  const temp = `${dir}.tmp-${process.pid}-${Date.now()}`;
+  const script = `
+import sys
+sys.path.insert(0, ${JSON.stringify(join(repoRoot, 'model'))})
+from pathlib import Path
+from tiankong_model.checkpoint import save_checkpoint
+from tiankong_model.random_checkpoint import random_model, architecture_vocab
+vocab = architecture_vocab('bert-base-chinese')
+save_checkpoint(random_model('tiny', len(vocab), seed=0), vocab, Path(sys.argv[1]))
+`;
+  execFileSync(PYTHON, ['-c', script, join(temp, 'checkpoint')], { stdio: 'pipe' });
+  execFileSync(join(repoRoot, 'scripts', 'export-model'), ['--name', 'tiny-bert-vocab', join(temp, 'checkpoint'), join(temp, 'model')], { stdio: 'pipe' });
+  const fixtures = join(repoRoot, 'tests', 'fixtures', 'data');
+  const corpus = join(temp, 'corpus.txt');
+  execFileSync('bash', ['-c', `cat "${fixtures}"/corpus/*.txt > "${corpus}"`]);
+  execFileSync(join(repoRoot, 'scripts', 'build-memory'), [join(temp, 'model'), '--corpus', corpus, '--max-ngrams', '200000'],
+    { stdio: 'pipe', env: { ...process.env, TIANKONG_DATA: fixtures } });
+  try {
+    renameSync(join(temp, 'model'), dir);
+  } catch {
+    // another process won the race
+  }
+  rmSync(temp, { recursive: true, force: true });
+  return dir;
+}
+
 /** The tiny model opened by both references and both backends, as most runtime suites need it. */
 export interface TinyModelSetup {
   dir: string;

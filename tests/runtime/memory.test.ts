@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { FillMaskModel } from '../../web/src/index.js';
-import { Reference, api, cliPath, missingPrerequisite, testMemoryModelDir } from './fixtures.js';
+import { Reference, api, bertVocabMemoryModelDir, cliPath, missingPrerequisite, testMemoryModelDir } from './fixtures.js';
 
 const missing = missingPrerequisite();
 if (missing) console.warn(missing);
@@ -146,6 +146,24 @@ describe.skipIf(missing !== null)('the corpus memory', () => {
     const tampered = original.slice();
     tampered[100]! ^= 1;
     expect(await code(createFillMask({ model: { ...bytes, memoryBytes: tampered } }))).toMatchObject({ code: 'INTEGRITY' });
+  });
+
+  test('any exported BERT gets a memory for its own vocabulary (bert-base-chinese: 21 128 tokens)', async () => {
+    const { createFillMask } = await api();
+    const dir = bertVocabMemoryModelDir();
+    const bert = await createFillMask({ model: dir, backend: 'wasm' });
+    expect(bert.stats().model.vocabSize).toBe(21128);
+    const result = await bert.fill('床前明月光，疑是地[MASK]霜。');
+    expect(result.masks[0]!.candidates[0]).toMatchObject({ token: '上', source: { title: '静夜思' } });
+    await bert.dispose();
+    // The tiny model's memory does not fit this vocabulary: a specific BAD_MODEL.
+    const mixed = join(work, 'mixed');
+    cpSync(dir, mixed, { recursive: true });
+    writeFileSync(join(mixed, 'memory.bin'), original);
+    const manifest = JSON.parse(readFileSync(join(mixed, 'model.json'), 'utf8'));
+    manifest.files['memory.bin'] = { sha256: sha256(original), bytes: original.byteLength };
+    writeFileSync(join(mixed, 'model.json'), JSON.stringify(manifest));
+    expect(await code(createFillMask({ model: mixed }))).toMatchObject({ code: 'BAD_MODEL', message: expect.stringMatching(/another vocabulary/) });
   });
 
   test('CLI: sources in the table and in --json; --no-memory', () => {
