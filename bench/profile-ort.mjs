@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createSession, runLogits } from '../scripts/lib/model-ort.mjs';
+import { createSession, runLogits } from '../model/tooling/ort-session.mjs';
 
 function parseArgs(argv) {
   const args = { seq: 34, threads: 1, runs: 6, warmup: 2, out: null, worker: null, model: null };

@@ -1,10 +1,10 @@
-// The native bound: the same mask-only INT8 model in onnxruntime-node (scripts/lib/model-ort.mjs),
+// The native bound: the same mask-only INT8 model in onnxruntime-node (model/tooling/ort-session.mjs),
 // fed by Hugging Face's native tokenizer (npm `tokenizers`), with a plain softmax + top-k per
 // mask, i.e. the same work tiankong does per fill, minus WebAssembly. One session per thread
 // count; onnxruntime-node sets threads per session, so both live in this process.
 import { join } from 'node:path';
 import tokenizers from 'tokenizers';
-import { createSession, runLogits } from '../../scripts/lib/model-ort.mjs';
+import { createSession, runLogits } from '../../model/tooling/ort-session.mjs';
 
 /** Indices of the k largest probabilities of one logits row (softmax over the row). */
 function topK(logits, offset, size, k) {

@@ -18,7 +18,7 @@ from tiankong_model.random_checkpoint import random_model  # noqa: E402
 from tiankong_model.tiny_vocab import tiny_vocab  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-RUN_ONNX = REPO_ROOT / "scripts" / "lib" / "model-run-onnx.mjs"
+RUN_ONNX = REPO_ROOT / "model" / "tooling" / "run-onnx.mjs"
 
 
 def run_onnx(model_path: Path, batches: list[dict], runtime: str = "node", threads: int = 1) -> list[np.ndarray]:

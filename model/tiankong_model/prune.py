@@ -14,7 +14,7 @@ from .bert import BertConfig, BertForMaskedLM
 from .vocab import SPECIAL_TOKENS, write_vocab
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-COUNT_TOKENS = REPO_ROOT / "scripts" / "lib" / "model-count-tokens.mjs"
+COUNT_TOKENS = REPO_ROOT / "model" / "tooling" / "count-tokens.mjs"
 
 
 def corpus_files(corpus_dir: str | Path) -> list[Path]:
@@ -28,7 +28,7 @@ def corpus_files(corpus_dir: str | Path) -> list[Path]:
 
 def count_tokens(vocab: list[str], lowercase: bool, files: list[Path], work_dir: Path) -> np.ndarray:
     """Occurrences of each vocab id over `files`, tokenized by HF's reference tokenizer
-    (npm `tokenizers`, through scripts/lib/model-count-tokens.mjs)."""
+    (npm `tokenizers`, through model/tooling/count-tokens.mjs)."""
     vocab_path = work_dir / "count-vocab.txt"
     write_vocab(vocab, vocab_path)
     result = subprocess.run(["node", str(COUNT_TOKENS), str(vocab_path), str(lowercase).lower(), *map(str, files)],

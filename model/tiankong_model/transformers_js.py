@@ -14,7 +14,7 @@ from .bert import BertConfig
 from .checkpoint import hf_config_json
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-WRITE_TOKENIZER_JSON = REPO_ROOT / "scripts" / "lib" / "model-write-tokenizer-json.mjs"
+WRITE_TOKENIZER_JSON = REPO_ROOT / "model" / "tooling" / "write-tokenizer-json.mjs"
 
 
 def write_transformers_js_files(out_dir: Path, config: BertConfig, lowercase: bool, quantized: bool) -> list[str]:

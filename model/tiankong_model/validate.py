@@ -23,7 +23,7 @@ from .export_model import export_model
 from .manifest import read_manifest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-VALIDATE_JS = REPO_ROOT / "scripts" / "lib" / "model-validate.mjs"
+VALIDATE_JS = REPO_ROOT / "model" / "tooling" / "validate-model.mjs"
 DEFAULT_CORPUS = data_path("corpus")
 
 

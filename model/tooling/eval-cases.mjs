@@ -5,7 +5,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dataPath } from './data-paths.mjs';
-import { famousSentences, maskOneChar, mulberry32, splitLines } from './fill-eval.mjs';
+import { famousSentences, maskOneChar, splitLines } from './fill-eval.mjs';
+import { mulberry32 } from './prng.mjs';
 
 const HAN = /\p{Script=Han}/u;
 export const HELD_OUT_SOURCES = ['poetry', 'novels', 'tatoeba', 'wiki'];

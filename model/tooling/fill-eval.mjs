@@ -130,18 +130,6 @@ export async function openEvaluator(modelDir, { threads = 2, memory = true } = {
   };
 }
 
-/** Deterministic PRNG (mulberry32): the same cases on every run. */
-export function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Masks one Han character of `text` (chosen by `random`, or at `position`); null if it has none. */
 export function maskOneChar(text, random, position) {
   const chars = [...text];

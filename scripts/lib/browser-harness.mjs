@@ -8,7 +8,7 @@
  * and scripts/soak. The server
  * - serves dist/ under /dist/ (the bare 'onnxruntime-web/wasm' import of worker.js mapped to
  *   ORT's own ESM build, as a bundler or import map would), a blank page at /, model
- *   directories under /models/NAME/ and the input grammar at /lib/fill-inputs.mjs (with its /lib/prng.mjs);
+ *   directories under /models/NAME/ and the input grammar at /lib/fill-inputs.mjs (with its /model/tooling/prng.mjs);
  * - sends COOP/COEP/CORP on everything, so pages are cross-origin isolated (threads, memory API);
  * - logs every request ("GET /models/ok/model.onnx 200") and can be told to fail the next
  *   request(s) of a path: drop the connection after N bytes, answer with an HTML page (as
@@ -76,7 +76,8 @@ export async function startFaultServer({ distDir, ortDir, models }) {
 
 function fileFor(path, { distDir, ortDir, models }) {
   const [, area, ...rest] = path.split('/');
-  if (area === 'lib' && ['fill-inputs.mjs', 'prng.mjs'].includes(rest.join('/'))) return readFileSync(new URL(rest.join('/'), import.meta.url));
+  if (area === 'lib' && rest.join('/') === 'fill-inputs.mjs') return readFileSync(new URL('fill-inputs.mjs', import.meta.url));
+  if (path === '/model/tooling/prng.mjs') return readFileSync(new URL('../../model/tooling/prng.mjs', import.meta.url));
   if (area === 'ort-js' && rest.join('/') === 'ort.wasm.min.mjs') return readFileSync(join(ortDir, 'ort.wasm.min.mjs'));
   if (area === 'dist') return readDistFile(distDir, rest.join('/'));
   if (area === 'models' && rest.length === 2 && models[rest[0]] && ['model.json', 'model.onnx', 'vocab.txt'].includes(rest[1])) {

@@ -4,8 +4,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { readVocab, referenceTokenizer } from './hf-reference-tokenizer.mjs';
-import { createSession, runLogits } from './model-ort.mjs';
+import { readVocab, referenceTokenizer } from '../../model/tooling/hf-reference-tokenizer.mjs';
+import { createSession, runLogits } from '../../model/tooling/ort-session.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { values, positionals } = parseArgs({

@@ -6,7 +6,7 @@
  */
 
 /** The seeded PRNG the harnesses draw inputs with (re-exported for pages that load only this module). */
-export { mulberry32 } from './prng.mjs';
+export { mulberry32 } from '../../model/tooling/prng.mjs';
 
 /** Characters that render as nothing (or almost), each a classic source of tokenizer bugs. */
 export const INVISIBLE_CHARS = [

@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createSession, runLogits } from './model-ort.mjs';
+import { createSession, runLogits } from '../../model/tooling/ort-session.mjs';
 
 function parseArgs(argv) {
   const args = { configs: 'node:2,web:1,web:2', seqs: '16,32,64,128', runs: 30, warmup: 5, masks: 2, models: [] };

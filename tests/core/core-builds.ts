@@ -50,4 +50,4 @@ export function readVocab(): Uint8Array {
 }
 
 /** Deterministic PRNG so failures reproduce. */
-export { mulberry32 as rng } from '../../scripts/lib/prng.mjs';
+export { mulberry32 as rng } from '../../model/tooling/prng.mjs';

@@ -7,10 +7,11 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import tokenizers from 'tokenizers';
+import { dataDir } from '../../model/tooling/data-paths.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const repoRoot = resolve(here, '..', '..');
-export const sharedData = resolve(repoRoot, '..', 'shared', 'data');
+export const sharedData = dataDir();
 export const vocabDir = join(sharedData, 'vocab', 'bert-base-chinese');
 export const corpusDir = join(sharedData, 'corpus');
 export const nativeTool = join(repoRoot, 'build', 'native', 'wasm', 'tiankong_tokenize');

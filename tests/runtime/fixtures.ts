@@ -7,10 +7,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-// @ts-expect-error -- plain ESM helpers shared with the model scripts, no typings
-import { readVocab, referenceTokenizer } from '../../scripts/lib/hf-reference-tokenizer.mjs';
-// @ts-expect-error -- plain ESM helpers shared with the model scripts, no typings
-import { createSession, runLogits } from '../../scripts/lib/model-ort.mjs';
+import { readVocab, referenceTokenizer } from '../../model/tooling/hf-reference-tokenizer.mjs';
+import { createSession, runLogits } from '../../model/tooling/ort-session.mjs';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const distDir = join(repoRoot, 'dist');

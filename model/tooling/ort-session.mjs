@@ -4,6 +4,7 @@
 //   SIMD+threads wasm build (what the browser runs).
 import { readFileSync } from 'node:fs';
 
+/** @type {{node?: any, web?: any, webThreads?: number}} the loaded ORT modules, one per kind */
 const runtimes = {};
 
 async function loadRuntime(kind) {
@@ -25,6 +26,7 @@ async function loadRuntime(kind) {
  * @param {'node'|'web'} kind
  * @param {number} threads intra-op threads (set explicitly: the web default is 1 on 2 cores)
  * @param {object} [extraOptions] more session options (e.g. enableProfiling), merged last
+ * @returns {Promise<SessionHandle>}
  */
 export async function createSession(modelPath, kind, threads, extraOptions = {}) {
   runtimes[kind] ??= await loadRuntime(kind);
@@ -42,7 +44,19 @@ export async function createSession(modelPath, kind, threads, extraOptions = {})
   return { session, ort, kind, threads };
 }
 
-/** Builds an int64 tensor from an array of rows (numbers). */
+/**
+ * @typedef {object} SessionHandle
+ * @property {any} session the ORT InferenceSession (its `inputNames` name the graph's inputs)
+ * @property {any} ort the ORT module it came from
+ * @property {'node'|'web'} kind
+ * @property {number} threads
+ */
+
+/**
+ * Builds an int64 tensor from an array of rows (numbers).
+ * @param {any} ort
+ * @param {number[][]} rows
+ */
 export function int64Tensor(ort, rows) {
   const data = BigInt64Array.from(rows.flat(), (v) => BigInt(v));
   return new ort.Tensor('int64', data, [rows.length, rows[0].length]);
@@ -51,6 +65,8 @@ export function int64Tensor(ort, rows) {
 /**
  * Runs one batch. `feeds` maps input names to arrays of rows; inputs the model does not
  * declare are left out (e.g. token_type_ids for a graph without it).
+ * @param {SessionHandle} handle
+ * @param {Record<string, number[][]>} feeds
  * @returns {Promise<{dims: number[], data: Float32Array}>} the `logits` output
  */
 export async function runLogits({ session, ort }, feeds) {

@@ -3,14 +3,16 @@
 // model's vocab, random Chinese characters replaced by [MASK]; the tested model runs in
 // onnxruntime-node and onnxruntime-web (wasm), the reference in onnxruntime-node.
 // A pruned model is compared in its own vocab: reference logits are looked up by token.
-// usage: node model-validate.mjs --model DIR --reference DIR --corpus DIR [--sentences N]
+// The Node half of scripts/validate-model (model/tiankong_model/validate.py runs it).
+// usage: node model/tooling/validate-model.mjs --model DIR --reference DIR --corpus DIR [--sentences N]
 //          [--seed N] [--threads N] [--dump FILE --dump-count N]
 // stdout: JSON metrics; --dump writes the first cases with the reference's fp32 logits
 // (base64 float32) so the caller can compare them with PyTorch.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readVocab, referenceTokenizer } from './hf-reference-tokenizer.mjs';
-import { createSession, runLogits } from './model-ort.mjs';
+import { argmax, klDivergence, logSoftmax, topK } from './logits.mjs';
+import { createSession, runLogits } from './ort-session.mjs';
 import { mulberry32 } from './prng.mjs';
 
 const HAN = /^\p{Script=Han}$/u;
@@ -58,32 +60,6 @@ async function maskedLogits(handle, manifest, ids, positions) {
     const row = manifest.logits === 'full' ? p : k;
     return data.subarray(row * vocabSize, (row + 1) * vocabSize);
   });
-}
-
-function argmax(row) {
-  let best = 0;
-  for (let i = 1; i < row.length; i++) if (row[i] > row[best]) best = i;
-  return best;
-}
-
-function topK(row, k) {
-  return Array.from(row.keys()).sort((a, b) => row[b] - row[a]).slice(0, k);
-}
-
-function logSoftmax(row) {
-  let max = -Infinity;
-  for (const v of row) max = Math.max(max, v);
-  let sum = 0;
-  for (const v of row) sum += Math.exp(v - max);
-  const logZ = max + Math.log(sum);
-  return Float64Array.from(row, (v) => v - logZ);
-}
-
-/** KL(p || q) in nats from log-probabilities. */
-function kl(logP, logQ) {
-  let total = 0;
-  for (let i = 0; i < logP.length; i++) total += Math.exp(logP[i]) * (logP[i] - logQ[i]);
-  return total;
 }
 
 function summarize(pairs) {
@@ -156,7 +132,7 @@ async function main() {
         let maxDiff = 0;
         for (let i = 0; i < row.length; i++) maxDiff = Math.max(maxDiff, Math.abs(row[i] - ref[i]));
         pairs[kind].push({ top1: argmax(row), top5: topK(row, 5), refTop1: argmax(ref), refTop5: topK(ref, 5),
-          kl: kl(logSoftmax(ref), logSoftmax(row)), maxDiff, label: labels[k] });
+          kl: klDivergence(logSoftmax(ref), logSoftmax(row)), maxDiff, label: labels[k] });
       });
     }
     rowsByRuntime.node.forEach((row, k) => {

@@ -1,7 +1,7 @@
 // Counts how often each vocab id occurs when Hugging Face's BERT tokenizer (npm
 // `tokenizers`, the reference implementation) encodes every line of the given text files;
-// vocab pruning keeps the ids that occur.
-// usage: node model-count-tokens.mjs VOCAB_TXT LOWERCASE(true|false) FILE...
+// vocab pruning keeps the ids that occur (model/tiankong_model/prune.py runs it).
+// usage: node model/tooling/count-tokens.mjs VOCAB_TXT LOWERCASE(true|false) FILE...
 // stdout: {"counts": [n_0, n_1, ...], "lines": L}
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -9,7 +9,7 @@ import { readVocab, referenceTokenizer } from './hf-reference-tokenizer.mjs';
 
 const [vocabPath, lowercase, ...files] = process.argv.slice(2);
 if (!vocabPath || !files.length) {
-  console.error('usage: model-count-tokens.mjs VOCAB_TXT LOWERCASE FILE...');
+  console.error('usage: count-tokens.mjs VOCAB_TXT LOWERCASE FILE...');
   process.exit(2);
 }
 const vocab = readVocab(vocabPath);

@@ -1,9 +1,10 @@
 // Runs an ONNX model on int64 feeds given as JSON on stdin and prints the logits as JSON:
 // the bridge Python tests use to compare onnxruntime against PyTorch (no onnxruntime
-// Python package on this machine).
+// Python package on this machine): model/tests/conftest.py, scripts/make-test-model.
+// usage: node model/tooling/run-onnx.mjs < REQUEST_JSON
 // stdin:  {"model": path, "runtime": "node"|"web", "threads": n, "batches": [{name: [[...], ...]}, ...]}
 // stdout: {"inputs": [...], "results": [{"dims": [...], "data": [...]}, ...]}
-import { createSession, runLogits } from './model-ort.mjs';
+import { createSession, runLogits } from './ort-session.mjs';
 
 const chunks = [];
 for await (const chunk of process.stdin) chunks.push(chunk);
