@@ -16,15 +16,16 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import tokenizers from 'tokenizers';
-import { sampleLines } from '../scripts/lib/corpus-sample.mjs';
+import { dataPath } from '../model/tooling/data-paths.mjs';
 import { CHROMIUM, launchBrowser, openHarness } from './lib/browser.mjs';
 import { renderChart } from './lib/chart.mjs';
+import { sampleLines } from './lib/corpus-sample.mjs';
 import { createNativeFillMask } from './lib/native.mjs';
 import { benchSentences } from './lib/sentences.mjs';
 import { benchMounts, startBenchServer } from './server.mjs';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const corpusDir = resolve(repoRoot, '..', 'shared', 'data', 'corpus');
+const corpusDir = dataPath('corpus');
 const TOP_K = 5;
 const BROWSER = ['tiankong', 'transformers'];
 

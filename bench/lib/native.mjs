@@ -4,25 +4,8 @@
 // count; onnxruntime-node sets threads per session, so both live in this process.
 import { join } from 'node:path';
 import tokenizers from 'tokenizers';
+import { softmaxTopK } from '../../model/tooling/logits.mjs';
 import { createSession, runLogits } from '../../model/tooling/ort-session.mjs';
-
-/** Indices of the k largest probabilities of one logits row (softmax over the row). */
-function topK(logits, offset, size, k) {
-  let max = -Infinity;
-  for (let i = 0; i < size; i++) max = Math.max(max, logits[offset + i]);
-  let sum = 0;
-  for (let i = 0; i < size; i++) sum += Math.exp(logits[offset + i] - max);
-  const best = [];
-  for (let i = 0; i < size; i++) {
-    const v = logits[offset + i];
-    if (best.length < k || v > best[best.length - 1].v) {
-      best.push({ id: i, v });
-      best.sort((a, b) => b.v - a.v);
-      if (best.length > k) best.pop();
-    }
-  }
-  return best.map(({ id, v }) => ({ id, p: Math.exp(v - max) / sum }));
-}
 
 /**
  * @param {{modelDir: string, tokenizerJson: string, threads: number, topK: number}} options
@@ -40,7 +23,7 @@ export async function createNativeFillMask({ modelDir, tokenizerJson, threads, t
         input_ids: [ids], attention_mask: [ids.map(() => 1)], token_type_ids: [ids.map(() => 0)], mask_positions: [positions],
       });
       const vocab = dims[2];
-      const rows = positions.map((_, m) => topK(data, m * vocab, vocab, k));
+      const rows = positions.map((_, m) => softmaxTopK(data.subarray(m * vocab, (m + 1) * vocab), k));
       return { filled: rows.length, top1: tokenizer.idToToken(rows[0][0].id) };
     },
   };

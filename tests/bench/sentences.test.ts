@@ -3,20 +3,19 @@
 // the requested number of [MASK] tokens, every sentence distinct (so tiankong's result cache
 // cannot answer a latency run).
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import tokenizers from 'tokenizers';
 import { describe, expect, test } from 'vitest';
+import { dataDir, dataPath } from '../../model/tooling/data-paths.mjs';
 // @ts-expect-error -- plain ESM module of the benchmark, no typings
 import { benchSentences } from '../../bench/lib/sentences.mjs';
 
-const shared = join(__dirname, '..', '..', '..', 'shared', 'data');
-const tokenizerJson = join(shared, 'vocab', 'bert-base-chinese', 'tokenizer.json');
-const missing = existsSync(tokenizerJson) ? null : `${shared} not found: benchmark input test skipped`;
+const tokenizerJson = dataPath('vocab/bert-base-chinese/tokenizer.json');
+const missing = existsSync(tokenizerJson) ? null : `${dataDir()} not found: benchmark input test skipped`;
 
 describe.skipIf(missing !== null)('benchmark sentences', () => {
   const lengths = [8, 16, 32, 64, 128];
   const maskCounts = [1, 3];
-  const sentences: Map<string, string[]> = benchSentences({ corpusDir: join(shared, 'corpus'), lengths, maskCounts, count: 33 });
+  const sentences: Map<string, string[]> = benchSentences({ corpusDir: dataPath('corpus'), lengths, maskCounts, count: 33 });
 
   test('one set per length and mask count, all distinct', () => {
     expect([...sentences.keys()].sort()).toEqual(lengths.flatMap((c) => maskCounts.map((m) => `${c}x${m}`)).sort());

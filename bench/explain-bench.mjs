@@ -1,13 +1,13 @@
 // scripts/bench-explain: explain() and joint-decoding latency through the built package, and the
 // batched-vs-isolated occlusion measurement (run straight on ONNX Runtime). See scripts/bench-explain.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { readVocab, referenceTokenizer } from '../../model/tooling/hf-reference-tokenizer.mjs';
-import { createSession, runLogits } from '../../model/tooling/ort-session.mjs';
+import { REPO_ROOT as root } from '../model/tooling/data-paths.mjs';
+import { readVocab, referenceTokenizer } from '../model/tooling/hf-reference-tokenizer.mjs';
+import { logSoftmax } from '../model/tooling/logits.mjs';
+import { createSession, runLogits } from '../model/tooling/ort-session.mjs';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: { runs: { type: 'string', default: '8' }, threads: { type: 'string', default: '2' },
@@ -118,12 +118,12 @@ for (const model of models) {
           token_type_ids: rows.map((r) => r.map(() => 0)), mask_positions: rows.map(() => [target]) });
         let started = performance.now();
         const isolated = [];
-        for (const row of variants) isolated.push(logSoftmax((await runLogits(session, feeds([row]))).data, 0, vocab.length));
+        for (const row of variants) isolated.push(logSoftmax((await runLogits(session, feeds([row]))).data.subarray(0, vocab.length)));
         isolatedMs += performance.now() - started;
         started = performance.now();
         const { data } = await runLogits(session, feeds(variants));
         batchedMs += performance.now() - started;
-        const batched = variants.map((_, r) => logSoftmax(data, r, vocab.length));
+        const batched = variants.map((_, r) => logSoftmax(data.subarray(r * vocab.length, (r + 1) * vocab.length)));
         const candidate = isolated[0].indexOf(Math.max(...isolated[0]));
         const scoresOf = (rows) => rows.slice(1).map((row) => rows[0][candidate] - row[candidate]);
         const a = scoresOf(isolated);
@@ -139,16 +139,6 @@ for (const model of models) {
       console.log(Object.values(row).join('\t'));
     }
   }
-}
-
-function logSoftmax(data, row, size) {
-  const slice = data.subarray(row * size, (row + 1) * size);
-  let max = -Infinity;
-  for (const x of slice) max = Math.max(max, x);
-  let sum = 0;
-  for (const x of slice) sum += Math.exp(x - max);
-  const log = Math.log(sum) + max;
-  return Array.from(slice, (x) => x - log);
 }
 
 mkdirSync(dirname(values.out), { recursive: true });

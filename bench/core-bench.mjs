@@ -1,19 +1,18 @@
 // Benchmarks of the C++ core across runtimes: tokenizer MB/s (wasm in Node, both builds;
 // native C++; npm `tokenizers`), decode latency for 1/3/10 mask rows of a 21128-token
 // vocab (wasm and native), and cache-hit latency. Prints a summary, writes JSON.
-// usage: node scripts/lib/core-bench.mjs [--out FILE] [--stride N]
+// usage: node bench/core-bench.mjs [--out FILE] [--stride N]   (scripts/bench-core builds what it needs first)
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import tokenizers from 'tokenizers';
-import { sampleLines } from './corpus-sample.mjs';
+import { REPO_ROOT as root, dataDir, dataPath } from '../model/tooling/data-paths.mjs';
+import { sampleLines } from './lib/corpus-sample.mjs';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const shared = resolve(root, '..', 'shared', 'data');
-const vocabPath = join(shared, 'vocab', 'bert-base-chinese', 'vocab.txt');
-const corpusDir = join(shared, 'corpus');
+const vocabPath = dataPath('vocab/bert-base-chinese/vocab.txt');
+const corpusDir = dataPath('corpus');
 const nativeDir = join(root, 'build', 'native', 'wasm');
 const VOCAB = 21128;
 
@@ -115,7 +114,7 @@ async function benchWasm(variant, lines, bytes) {
 }
 
 async function benchHf(lines, bytes) {
-  const tokenizer = tokenizers.Tokenizer.fromFile(join(shared, 'vocab', 'bert-base-chinese', 'tokenizer.json'));
+  const tokenizer = tokenizers.Tokenizer.fromFile(dataPath('vocab/bert-base-chinese/tokenizer.json'));
   // encodeBatch runs on Rust threads: wall time is the fair measure there.
   let batchWall = Infinity;
   for (let round = 0; round < 3; round++) {
@@ -159,7 +158,7 @@ function benchNative(lines) {
 }
 
 const args = parseArgs(process.argv.slice(2));
-if (!existsSync(vocabPath)) throw new Error(`core-bench: shared data not found at ${shared}`);
+if (!existsSync(vocabPath)) throw new Error(`core-bench: shared data not found at ${dataDir()}`);
 const lines = sampleLines(corpusDir, args.stride);
 const bytes = lines.reduce((n, l) => n + Buffer.byteLength(l), 0);
 console.log(`core-bench: ${lines.length} corpus lines, ${(bytes / 1e6).toFixed(2)} MB UTF-8; load average ${loadavg()[0].toFixed(1)} on ${cpus().length} CPUs`);

@@ -1,4 +1,4 @@
-// The corpus sample the tokenizer benchmarks share (scripts/lib/core-bench.mjs, bench/run.mjs).
+// The corpus sample the tokenizer benchmarks share (bench/core-bench.mjs, bench/run.mjs).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 

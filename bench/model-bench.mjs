@@ -1,5 +1,5 @@
 // Latency of exported models in onnxruntime-node and onnxruntime-web (wasm, in Node).
-// usage: node model-bench.mjs [--configs node:2,web:1,web:2] [--seqs 16,32,64,128] [--runs N]
+// usage: node bench/model-bench.mjs [--configs node:2,web:1,web:2] [--seqs 16,32,64,128] [--runs N]
 //                             [--warmup N] [--masks N] [--out FILE] MODEL_DIR...
 // Each runtime/thread configuration runs in its own child process (onnxruntime-web's thread
 // count is fixed per process); inside it, models are timed round-robin per sequence length
@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createSession, runLogits } from '../../model/tooling/ort-session.mjs';
+import { createSession, runLogits } from '../model/tooling/ort-session.mjs';
 
 function parseArgs(argv) {
   const args = { configs: 'node:2,web:1,web:2', seqs: '16,32,64,128', runs: 30, warmup: 5, masks: 2, models: [] };
