@@ -209,3 +209,31 @@ def test_tiankong_block_exports_and_quantizes(tmp_path, tiny_model, batches):
     reference = np.concatenate([b.reshape(-1, b.shape[-1]) for b in run_onnx(tmp_path / "fp32" / "model.onnx", batches)])
     quantized = np.concatenate([b.reshape(-1, b.shape[-1]) for b in run_onnx(tmp_path / "int8" / "model.onnx", batches, runtime="web", threads=2)])
     assert np.corrcoef(reference.ravel(), quantized.ravel())[0, 1] > 0.99
+
+
+def core_logits(model_dir, batches, runtime="node"):
+    """Logits of a "core" export the way the runtime computes them: input embeddings from head.bin,
+    ONNX Runtime for the hidden states at the masks, then hidden x table^T + bias (numpy here; the
+    C++ output layer is tested against the same definition in wasm/src/output_layer_test.cc)."""
+    from tiankong_model.head import read_head
+    head = read_head(model_dir / "head.bin")
+    feeds = [{"inputs_embeds": head["table"][b["input_ids"]], "attention_mask": b["attention_mask"],
+              "mask_positions": b["mask_positions"]} for b in batches]
+    hidden = run_onnx(model_dir / "model.onnx", feeds, runtime=runtime, threads=2)
+    return [h @ head["table"].T + head["bias"] for h in hidden]
+
+
+def test_core_graph_ends_at_the_hidden_state_and_head_bin_completes_it(tiny_model, tiny_checkpoint, batches, tmp_path):
+    for variant, options in {"core-fp32": dict(fp32=True), "core-int8": {}}.items():
+        export_model(tiny_checkpoint, tmp_path / variant, graph="core", log=lambda *_: None, **options)
+    manifest = json.loads((tmp_path / "core-int8" / "model.json").read_text())
+    assert manifest["inputs"] == ["inputs_embeds", "attention_mask", "mask_positions"]
+    assert manifest["outputs"] == ["hidden"] and manifest["logits"] == "core"
+    assert manifest["head"] == {"file": "head.bin", "dtype": "int8"} and "head.bin" in manifest["files"]
+    proto = onnx.load(tmp_path / "core-int8" / "model.onnx")
+    assert not any(i.name.startswith("bert.embeddings.word_embeddings") for i in proto.graph.initializer)  # stored once, in head.bin
+    for batch, logits in zip(batches, core_logits(tmp_path / "core-fp32", batches)):
+        np.testing.assert_allclose(logits, torch_logits(tiny_model[0], batch), atol=3e-4, rtol=0)
+    reference = np.concatenate([b.reshape(-1, b.shape[-1]) for b in core_logits(tmp_path / "core-fp32", batches)])
+    quantized = np.concatenate([b.reshape(-1, b.shape[-1]) for b in core_logits(tmp_path / "core-int8", batches, "web")])
+    assert np.corrcoef(reference.ravel(), quantized.ravel())[0, 1] > 0.99

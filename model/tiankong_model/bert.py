@@ -99,10 +99,12 @@ class BertEmbeddings(nn.Module):
         self.token_type_embeddings = nn.Embedding(c.type_vocab_size, c.hidden_size)
         self.LayerNorm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
 
-    def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor) -> torch.Tensor:
-        positions = torch.arange(input_ids.shape[1], device=input_ids.device).unsqueeze(0)
-        x = (self.word_embeddings(input_ids) + self.position_embeddings(positions)
-             + self.token_type_embeddings(token_type_ids))
+    def forward(self, input_ids: torch.Tensor | None, token_type_ids: torch.Tensor,
+                inputs_embeds: torch.Tensor | None = None) -> torch.Tensor:
+        """`inputs_embeds` (the word-embedding rows, computed outside) replaces `input_ids`."""
+        words = self.word_embeddings(input_ids) if inputs_embeds is None else inputs_embeds
+        positions = torch.arange(words.shape[1], device=words.device).unsqueeze(0)
+        x = words + self.position_embeddings(positions) + self.token_type_embeddings(token_type_ids)
         return self.LayerNorm(x)
 
 
@@ -214,10 +216,10 @@ class BertModel(nn.Module):
         self.embeddings = BertEmbeddings(c)
         self.encoder = BertEncoder(c)
 
-    def forward(self, input_ids, attention_mask, token_type_ids):
+    def forward(self, input_ids, attention_mask, token_type_ids, inputs_embeds=None):
         # 0 where attended, a large negative number at padding; broadcast over heads and queries.
         additive_mask = (1.0 - attention_mask[:, None, None, :].to(torch.float32)) * torch.finfo(torch.float32).min
-        return self.encoder(self.embeddings(input_ids, token_type_ids), additive_mask)
+        return self.encoder(self.embeddings(input_ids, token_type_ids, inputs_embeds), additive_mask)
 
 
 class BertPredictionHeadTransform(nn.Module):
@@ -278,10 +280,17 @@ class BertForMaskedLM(nn.Module):
             nn.init.ones_(module.weight)
             nn.init.zeros_(module.bias)
 
-    def hidden_states(self, input_ids, attention_mask, token_type_ids=None):
+    def hidden_states(self, input_ids, attention_mask, token_type_ids=None, inputs_embeds=None):
         if token_type_ids is None:
-            token_type_ids = torch.zeros_like(input_ids)
-        return self.bert(input_ids, attention_mask, token_type_ids)
+            token_type_ids = torch.zeros_like(attention_mask)
+        return self.bert(input_ids, attention_mask, token_type_ids, inputs_embeds)
+
+    def head_hidden(self, inputs_embeds, attention_mask, token_type_ids, mask_positions):
+        """The MLM head's transformed hidden state at `mask_positions` ([batch, n_masks, hidden]):
+        everything up to, not including, the tied vocabulary projection (which the C++ core does)."""
+        hidden = self.hidden_states(None, attention_mask, token_type_ids, inputs_embeds)
+        index = mask_positions.unsqueeze(-1).expand(-1, -1, hidden.shape[-1])
+        return self.cls.predictions.transform(torch.gather(hidden, 1, index))
 
     def forward(self, input_ids, attention_mask, token_type_ids=None, mask_positions=None):
         hidden = self.hidden_states(input_ids, attention_mask, token_type_ids)

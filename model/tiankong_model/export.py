@@ -1,5 +1,11 @@
-"""ONNX export of `BertForMaskedLM`: the mask-only graph the runtime uses, or the standard
-full-logits BERT-MLM graph (transformers.js-compatible), fp32 before quantization."""
+"""ONNX export of `BertForMaskedLM`, fp32 before quantization, in one of three graph kinds:
+
+- "core" (the runtime's default): input embeddings in (the C++ core gathers them from head.bin),
+  the MLM head's transformed hidden state at the masks out; the core multiplies it by the tied
+  embedding table (head.py). The table is stored once, in head.bin, not in the graph.
+- "mask-only": token ids in, logits at the masks out (the whole network in ONNX Runtime).
+- "full": the standard BERT-MLM graph, logits at every position (transformers.js-compatible).
+"""
 from __future__ import annotations
 
 import io
@@ -27,6 +33,18 @@ class _MaskOnlyLM(torch.nn.Module):
         return self.model(input_ids, attention_mask, token_type_ids, mask_positions)
 
 
+class _CoreHeadLM(torch.nn.Module):
+    """(inputs_embeds, attention_mask[, token_type_ids], mask_positions) -> hidden [batch, n_masks, hidden]."""
+
+    def __init__(self, model: BertForMaskedLM, token_type_ids: bool):
+        super().__init__()
+        self.model, self.token_type_ids = model, token_type_ids
+
+    def forward(self, inputs_embeds, attention_mask, *rest):
+        token_type_ids, mask_positions = rest if self.token_type_ids else (torch.zeros_like(attention_mask), rest[0])
+        return self.model.head_hidden(inputs_embeds, attention_mask, token_type_ids, mask_positions)
+
+
 class _FullLogitsLM(torch.nn.Module):
     """(input_ids, attention_mask, token_type_ids) -> logits [batch, sequence, vocab]."""
 
@@ -38,37 +56,53 @@ class _FullLogitsLM(torch.nn.Module):
         return self.model(input_ids, attention_mask, token_type_ids)
 
 
-def graph_inputs(full_logits: bool, token_type_ids: bool) -> list[str]:
+GRAPH_KINDS = ("core", "mask-only", "full")
+
+
+def graph_inputs(kind: str, token_type_ids: bool) -> list[str]:
     """Input names of the exported graph, in order."""
-    if full_logits:
+    if kind == "full":
         return ["input_ids", "attention_mask", "token_type_ids"]
-    return ["input_ids", "attention_mask", *(["token_type_ids"] if token_type_ids else []), "mask_positions"]
+    first = "inputs_embeds" if kind == "core" else "input_ids"
+    return [first, "attention_mask", *(["token_type_ids"] if token_type_ids else []), "mask_positions"]
 
 
-def export_fp32(model: BertForMaskedLM, full_logits: bool = False, token_type_ids: bool = False) -> onnx.ModelProto:
-    """Traces `model` to an fp32 ONNX graph (opset 17) with dynamic batch, sequence and mask
-    axes, and replaces the transposed copy of the tied embedding torch writes for the
-    decoder by a Transpose of the embedding table itself."""
-    names = graph_inputs(full_logits, token_type_ids)
+def graph_output(kind: str) -> str:
+    return "hidden" if kind == "core" else "logits"
+
+
+def export_fp32(model: BertForMaskedLM, kind: str = "core", token_type_ids: bool = False) -> onnx.ModelProto:
+    """Traces `model` to an fp32 ONNX graph (opset 17) of `kind` (GRAPH_KINDS) with dynamic batch,
+    sequence and mask axes. With logits in the graph, the transposed copy of the tied embedding
+    torch writes for the decoder is replaced by a Transpose of the embedding table itself."""
+    if kind not in GRAPH_KINDS:
+        raise ValueError(f"graph kind must be one of {GRAPH_KINDS}, got {kind!r}")
+    names = graph_inputs(kind, token_type_ids)
+    output = graph_output(kind)
     batch, seq = 1, 8  # trace shapes only: every axis is exported as dynamic
+    generator = torch.Generator().manual_seed(0)
     examples = {"input_ids": (torch.arange(5, 5 + seq) % model.config.vocab_size).unsqueeze(0),
+                "inputs_embeds": torch.randn(batch, seq, model.config.hidden_size, generator=generator) * 0.02,
                 "attention_mask": torch.ones(batch, seq, dtype=torch.int64),
                 "token_type_ids": torch.zeros(batch, seq, dtype=torch.int64),
                 "mask_positions": torch.tensor([[1, 4]], dtype=torch.int64)}
-    dynamic_axes = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
+    dynamic_axes = {"input_ids": {0: "batch", 1: "sequence"}, "inputs_embeds": {0: "batch", 1: "sequence"},
+                    "attention_mask": {0: "batch", 1: "sequence"},
                     "token_type_ids": {0: "batch", 1: "sequence"}, "mask_positions": {0: "batch", 1: "masks"},
-                    "logits": {0: "batch", 1: "sequence" if full_logits else "masks"}}
-    wrapper = _FullLogitsLM(model) if full_logits else _MaskOnlyLM(model, token_type_ids)
+                    output: {0: "batch", 1: "sequence" if kind == "full" else "masks"}}
+    wrapper = {"full": lambda: _FullLogitsLM(model), "mask-only": lambda: _MaskOnlyLM(model, token_type_ids),
+               "core": lambda: _CoreHeadLM(model, token_type_ids)}[kind]()
     buffer = io.BytesIO()
     with torch.no_grad():
         torch.onnx.export(wrapper.eval(), tuple(examples[n] for n in names), buffer, opset_version=OPSET,
-                          input_names=names, output_names=["logits"],
-                          dynamic_axes={n: dynamic_axes[n] for n in [*names, "logits"]},
+                          input_names=names, output_names=[output],
+                          dynamic_axes={n: dynamic_axes[n] for n in [*names, output]},
                           do_constant_folding=True)
     proto = onnx.load_from_string(buffer.getvalue())
     _name_initializers(proto)
     _bypass_constant_identities(proto)
-    tie_decoder_to_embedding(proto)
+    if kind != "core":
+        tie_decoder_to_embedding(proto)
     onnx.checker.check_model(proto)
     return proto
 

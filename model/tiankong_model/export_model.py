@@ -12,7 +12,8 @@ from pathlib import Path
 import onnx
 
 from .checkpoint import CheckpointError, load_checkpoint, read_lowercase
-from .export import WORD_EMBEDDINGS, export_fp32, graph_inputs
+from .export import GRAPH_KINDS, WORD_EMBEDDINGS, export_fp32, graph_inputs
+from .head import write_head
 from .manifest import build_manifest, write_manifest
 from .prune import corpus_files, count_tokens, kept_token_ids, prune_model
 from .quantize import DEFAULT_PATTERN, PATTERNS, quantize_dynamic_int8
@@ -31,14 +32,21 @@ def portable_path(path: str | Path) -> str:
         return resolved.name
 
 
-def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = False, fp32: bool = False,
+def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = False, graph: str = "mask-only", fp32: bool = False,
                  prune_corpus: Path | None = None, min_count: int = 1, max_length: int | None = None,
                  token_type_ids: bool = False, pattern: str = DEFAULT_PATTERN, reduce_range: bool = False,
                  name: str | None = None,
                  log=print) -> dict:
     """Exports a checkpoint directory into `out_dir` and returns the manifest written.
 
+    `graph`: "mask-only" (logits at the masks), "core" (hidden states at the masks; the C++ core
+    holds the embedding table in head.bin) or "full" (logits everywhere; `full_logits=True` too).
+
     Raises CheckpointError/ValueError with the reason for a bad checkpoint, corpus or option."""
+    kind = "full" if full_logits else graph
+    if kind not in GRAPH_KINDS:
+        raise ValueError(f"--graph must be one of {', '.join(GRAPH_KINDS)}, got {graph!r}")
+    full_logits = kind == "full"
     model, vocab = load_checkpoint(checkpoint_dir)
     lowercase = read_lowercase(checkpoint_dir)
     limit = model.config.max_position_embeddings
@@ -58,18 +66,25 @@ def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = Fal
                    "corpus": portable_path(prune_corpus), "corpus_files": [f.name for f in files]}
         log(f"export-model: vocab pruned {len(vocab)} -> {len(keep)} tokens (seen ≥ {min_count}× in {prune_corpus})")
         model, vocab = prune_model(model, vocab, keep)
-    proto = export_fp32(model, full_logits=full_logits, token_type_ids=token_type_ids)
-    quantization = {"scheme": "none"} if fp32 else quantize_dynamic_int8(proto, WORD_EMBEDDINGS, pattern, reduce_range)
+    proto = export_fp32(model, kind, token_type_ids=token_type_ids)
+    embedding = None if kind == "core" else WORD_EMBEDDINGS
+    quantization = {"scheme": "none"} if fp32 else quantize_dynamic_int8(proto, embedding, pattern, reduce_range)
     if pruning:
         source["vocab_pruning"] = pruning
     onnx.checker.check_model(proto)
     out_dir.mkdir(parents=True, exist_ok=True)
     onnx.save(proto, out_dir / "model.onnx")
     write_vocab(vocab, out_dir / "vocab.txt")
+    head_dtype = None
+    if kind == "core":
+        head_dtype = "f32" if fp32 else "int8"
+        write_head(model, out_dir / "head.bin", head_dtype)
+    else:
+        (out_dir / "head.bin").unlink(missing_ok=True)
     manifest = build_manifest(out_dir, name=name or Path(checkpoint_dir).resolve().name, config=model.config,
                               vocab=vocab, lowercase=lowercase, max_length=max_length,
-                              inputs=graph_inputs(full_logits, token_type_ids), full_logits=full_logits,
-                              quantization=quantization, source=source)
+                              inputs=graph_inputs(kind, token_type_ids), kind=kind,
+                              quantization=quantization, source=source, head_dtype=head_dtype)
     if full_logits:
         manifest["transformers_js"] = write_transformers_js_files(out_dir, model.config, lowercase, quantized=not fp32)
     write_manifest(manifest, out_dir)
@@ -84,7 +99,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("checkpoint_dir", type=Path)
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--full-logits", action="store_true",
-                        help="standard BERT-MLM graph: logits [batch, seq, vocab] (transformers.js-compatible)")
+                        help="standard BERT-MLM graph: logits [batch, seq, vocab] (transformers.js-compatible); "
+                             "same as --graph full")
+    parser.add_argument("--graph", choices=GRAPH_KINDS, default="mask-only",
+                        help="core: hidden states at the masks, the C++ core holds the tied embedding table "
+                             "(head.bin) and computes input embeddings and logits; mask-only: logits at the masks "
+                             "in ONNX Runtime; full: logits everywhere")
     parser.add_argument("--fp32", action="store_true", help="skip INT8 quantization")
     parser.add_argument("--prune-vocab", type=Path, metavar="CORPUS_DIR",
                         help="keep only tokens occurring in CORPUS_DIR/*.txt (plus specials)")
@@ -100,11 +120,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="also build the corpus memory for this model (scripts/build-memory; needs the corpus "
                              "from scripts/build-corpus) and tune its fusion weights on the dev split (scripts/tune-fusion)")
     args = parser.parse_args(argv)
-    if args.memory and args.full_logits:
+    if args.memory and (args.full_logits or args.graph == "full"):
         print("export-model: --memory needs the mask-only export (the runtime fuses the memory in its decoder)", file=sys.stderr)
         return 2
     try:
-        export_model(args.checkpoint_dir, args.out_dir, full_logits=args.full_logits, fp32=args.fp32,
+        export_model(args.checkpoint_dir, args.out_dir, full_logits=args.full_logits, graph=args.graph, fp32=args.fp32,
                      prune_corpus=args.prune_vocab, min_count=args.min_count, max_length=args.max_length,
                      token_type_ids=args.token_type_ids, pattern=args.pattern,
                      reduce_range=args.reduce_range, name=args.name)

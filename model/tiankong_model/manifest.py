@@ -22,9 +22,11 @@ def file_entry(path: Path) -> dict:
 
 
 def build_manifest(out_dir: Path, *, name: str, config: BertConfig, vocab: list[str], lowercase: bool,
-                   max_length: int, inputs: list[str], full_logits: bool, quantization: dict,
-                   source: dict) -> dict:
-    """The manifest of an exported model directory (model.onnx and vocab.txt already written)."""
+                   max_length: int, inputs: list[str], kind: str, quantization: dict,
+                   source: dict, head_dtype: str | None = None) -> dict:
+    """The manifest of an exported model directory (model.onnx, vocab.txt and, for the "core"
+    graph kind, head.bin already written). `kind`: "core", "mask-only" or "full" (export.py)."""
+    files = ["model.onnx", "vocab.txt", *(["head.bin"] if kind == "core" else [])]
     return {
         "format": FORMAT,
         "name": name,
@@ -40,10 +42,11 @@ def build_manifest(out_dir: Path, *, name: str, config: BertConfig, vocab: list[
                       "clean_text": True, "handle_chinese_chars": True},
         "special_tokens": special_token_ids(vocab),
         "inputs": inputs,
-        "outputs": ["logits"],
-        "logits": "full" if full_logits else "mask-only",
+        "outputs": ["hidden" if kind == "core" else "logits"],
+        "logits": kind,
+        **({"head": {"file": "head.bin", "dtype": head_dtype}} if kind == "core" else {}),
         "quantization": quantization,
-        "files": {f: file_entry(out_dir / f) for f in ("model.onnx", "vocab.txt")},
+        "files": {f: file_entry(out_dir / f) for f in files},
         "source": source,
     }
 

@@ -78,10 +78,11 @@ class _Rewriter:
                 self.graph.initializer.remove(init)
 
 
-def quantize_dynamic_int8(proto: onnx.ModelProto, embedding: str, pattern: str = DEFAULT_PATTERN,
+def quantize_dynamic_int8(proto: onnx.ModelProto, embedding: str | None, pattern: str = DEFAULT_PATTERN,
                           reduce_range: bool = False) -> dict:
     """Quantizes `proto` in place (see module docstring). `embedding` is the word-embedding
-    initializer; a Transpose of it feeding a MatMul is the tied decoder.
+    initializer; a Transpose of it feeding a MatMul is the tied decoder. None: the graph has no
+    embedding table (the "core" export: head.bin holds it).
 
     reduce_range: 7-bit weights (±63). x86 onnxruntime-node computes uint8×int8 with
     16-bit saturating multiply-adds, which full-range weights overflow (measured: 10× the
@@ -92,13 +93,15 @@ def quantize_dynamic_int8(proto: onnx.ModelProto, embedding: str, pattern: str =
     if pattern not in PATTERNS:
         raise ValueError(f"unknown quantization pattern {pattern!r}; choose one of {PATTERNS}")
     rw = _Rewriter(proto)
-    table = rw.constant(embedding)
-    if table is None:
-        raise ValueError(f"graph has no initializer {embedding!r} to quantize as the word embedding")
     q_max = 63 if reduce_range else INT8_MAX
-    table_q_t, row_scale = quantize_columns(table.T, q_max)
-    table_q = rw.add_initializer(np.ascontiguousarray(table_q_t.T), embedding + ".int8")
-    row_scale_2d = rw.add_initializer(row_scale.reshape(-1, 1), embedding + ".row_scale")
+    table = rw.constant(embedding) if embedding is not None else None
+    if embedding is not None and table is None:
+        raise ValueError(f"graph has no initializer {embedding!r} to quantize as the word embedding")
+    table_q = row_scale = row_scale_2d = None
+    if table is not None:
+        table_q_t, row_scale = quantize_columns(table.T, q_max)
+        table_q = rw.add_initializer(np.ascontiguousarray(table_q_t.T), embedding + ".int8")
+        row_scale_2d = rw.add_initializer(row_scale.reshape(-1, 1), embedding + ".row_scale")
     # Weights already int8 (the decoder's transposed table): name -> per-column scale.
     int8_weights: dict[str, str] = {}
     shared_dql: dict[str, tuple[str, str, str]] = {}
@@ -142,7 +145,7 @@ def quantize_dynamic_int8(proto: onnx.ModelProto, embedding: str, pattern: str =
     for node in list(rw.graph.node):
         if id(node) in skipped:
             continue
-        if node.op_type == "Gather" and node.input[0] == embedding:
+        if table is not None and node.op_type == "Gather" and node.input[0] == embedding:
             out = node.output[0]
             nodes.extend([
                 helper.make_node("Gather", [table_q, node.input[1]], [f"{out}.int8"], name=f"{node.name}.int8"),
@@ -150,7 +153,7 @@ def quantize_dynamic_int8(proto: onnx.ModelProto, embedding: str, pattern: str =
                 helper.make_node("Gather", [row_scale_2d, node.input[1]], [f"{out}.scale"], name=f"{node.name}.scale"),
                 helper.make_node("Mul", [f"{out}.f32", f"{out}.scale"], [out], name=f"{node.name}.dequant"),
             ])
-        elif node.op_type == "Transpose" and node.input[0] == embedding:
+        elif table is not None and node.op_type == "Transpose" and node.input[0] == embedding:
             nodes.append(helper.make_node("Transpose", [table_q], [node.output[0]], name=node.name, perm=[1, 0]))
             int8_weights[node.output[0]] = rw.add_initializer(row_scale, embedding + ".col_scale")
         elif node.op_type == "MatMul" and node.input[1] in int8_weights:
@@ -180,7 +183,8 @@ def quantize_dynamic_int8(proto: onnx.ModelProto, embedding: str, pattern: str =
     return {"scheme": "int8-dynamic-per-channel", "weights": "int8 symmetric per output channel",
             "weight_range": q_max,
             "activations": "uint8 dynamic per tensor (DynamicQuantizeLinear)",
-            "embeddings": "int8 per row, decoder tied to the same table", "op_pattern": pattern,
+            "embeddings": "int8 per row, decoder tied to the same table" if table is not None
+            else "int8 per row in head.bin (the C++ core gathers inputs and projects outputs)", "op_pattern": pattern,
             "quantized_matmuls": matmuls}
 
 

@@ -62,19 +62,29 @@ export function int64Tensor(ort, rows) {
   return new ort.Tensor('int64', data, [rows.length, rows[0].length]);
 }
 
+/** A float32 tensor from nested arrays (e.g. inputs_embeds [batch][sequence][hidden]). */
+function float32Tensor(ort, nested) {
+  const dims = [];
+  for (let level = nested; Array.isArray(level); level = level[0]) dims.push(level.length);
+  return new ort.Tensor('float32', Float32Array.from(nested.flat(Infinity)), dims);
+}
+
 /**
  * Runs one batch. `feeds` maps input names to arrays of rows; inputs the model does not
- * declare are left out (e.g. token_type_ids for a graph without it).
+ * declare are left out (e.g. token_type_ids for a graph without it). `inputs_embeds` (the
+ * "core" export) is float32, every other input int64.
  * @param {SessionHandle} handle
  * @param {Record<string, number[][]>} feeds
- * @returns {Promise<{dims: number[], data: Float32Array}>} the `logits` output
+ * @returns {Promise<{dims: number[], data: Float32Array}>} the graph's output (`logits`, or
+ *   `hidden` for the "core" export)
  */
 export async function runLogits({ session, ort }, feeds) {
   const tensors = {};
   for (const name of session.inputNames) {
     if (!(name in feeds)) throw new Error(`model input '${name}' has no feed (have: ${Object.keys(feeds)})`);
-    tensors[name] = int64Tensor(ort, feeds[name]);
+    tensors[name] = name === 'inputs_embeds' ? float32Tensor(ort, feeds[name]) : int64Tensor(ort, feeds[name]);
   }
-  const { logits } = await session.run(tensors);
-  return { dims: logits.dims.map(Number), data: logits.data };
+  const outputs = await session.run(tensors);
+  const output = outputs.logits ?? outputs.hidden;
+  return { dims: output.dims.map(Number), data: output.data };
 }

@@ -442,6 +442,78 @@ MemoryHandle* NewMemory(val bytes, const TokenizerHandle& tokenizer) {
 }
 
 // ---------------------------------------------------------------------------
+// Output layer
+// ---------------------------------------------------------------------------
+
+class OutputLayerHandle {
+ public:
+  explicit OutputLayerHandle(std::unique_ptr<OutputLayer> layer) : layer_(std::move(layer)) {}
+
+  int32_t HiddenSize() const { return layer_->HiddenSize(); }
+  std::string DType() const { return layer_->DType(); }
+
+  // Input embeddings of `ids`: Float32Array [ids.length * hiddenSize].
+  val Embed(val ids) {
+    val result = val::undefined();
+    if (const char* error = TryEmbed(ids, &result)) Throw(error, ids);
+    return result;
+  }
+
+  // Logits of `rows` hidden states: Float32Array [rows * vocabSize].
+  val Logits(val hidden, double rows) {
+    val result = val::undefined();
+    if (const char* error = TryLogits(hidden, rows, &result)) Throw(error, hidden);
+    return result;
+  }
+
+ private:
+  const char* TryEmbed(const val& ids, val* result) {
+    if (const char* e = CopyTypedArray(ids, "Int32Array", "OutputLayer.embed: ids", &ids_)) return e;
+    floats_.resize(ids_.size() * static_cast<size_t>(layer_->HiddenSize()));
+    if (!layer_->Embed(ids_.data(), ids_.size(), floats_.data())) return Fail("OutputLayer.embed: an id is outside the vocabulary");
+    *result = NewTypedArray("Float32Array", floats_.data(), floats_.size());
+    return nullptr;
+  }
+
+  const char* TryLogits(const val& hidden, double rows_arg, val* result) {
+    size_t rows = 0;
+    if (const char* e = ReadCount(rows_arg, "OutputLayer.logits: rows", 1 << 16, &rows)) return e;
+    if (const char* e = CopyTypedArray(hidden, "Float32Array", "OutputLayer.logits: hidden", &hidden_)) return e;
+    const size_t width = static_cast<size_t>(layer_->HiddenSize());
+    if (hidden_.size() != rows * width) {
+      return Fail("OutputLayer.logits: hidden has %zu values, expected rows x hiddenSize = %zu x %zu", hidden_.size(), rows, width);
+    }
+    for (const float v : hidden_) {
+      if (!std::isfinite(v)) return Fail("OutputLayer.logits: the hidden states are not finite");
+    }
+    floats_.resize(rows * static_cast<size_t>(layer_->VocabSize()));
+    layer_->Logits(hidden_.data(), rows, floats_.data());
+    *result = NewTypedArray("Float32Array", floats_.data(), floats_.size());
+    return nullptr;
+  }
+
+  std::unique_ptr<OutputLayer> layer_;
+  std::vector<int32_t> ids_;
+  std::vector<float> hidden_, floats_;
+};
+
+OutputLayerHandle* NewOutputLayer(val bytes, double vocab_size) {
+  std::unique_ptr<OutputLayer> layer;
+  if (const char* error = [&]() -> const char* {
+        std::vector<uint8_t> data;
+        size_t vocab = 0;
+        if (const char* e = CopyTypedArray(bytes, "Uint8Array", "OutputLayer: bytes", &data)) return e;
+        if (const char* e = ReadCount(vocab_size, "OutputLayer: vocabSize", 1 << 24, &vocab)) return e;
+        std::string message;
+        layer = OutputLayer::Load(std::move(data), static_cast<int32_t>(vocab), &message);
+        return layer ? nullptr : Fail("OutputLayer: %s", message.c_str());
+      }()) {
+    Throw(error, bytes);
+  }
+  return new OutputLayerHandle(std::move(layer));
+}
+
+// ---------------------------------------------------------------------------
 // Decoder
 // ---------------------------------------------------------------------------
 
@@ -721,6 +793,13 @@ EMSCRIPTEN_BINDINGS(tiankong_core) {
       .function("evidence", &MemoryHandle::Evidence)
       .function("source", &MemoryHandle::Source)
       .function("unigram", &MemoryHandle::Unigram);
+
+  emscripten::class_<OutputLayerHandle>("OutputLayer")
+      .constructor(&NewOutputLayer, emscripten::allow_raw_pointers())
+      .function("hiddenSize", &OutputLayerHandle::HiddenSize)
+      .function("dtype", &OutputLayerHandle::DType)
+      .function("embed", &OutputLayerHandle::Embed)
+      .function("logits", &OutputLayerHandle::Logits);
 
   emscripten::class_<DecoderHandle>("Decoder")
       .constructor(&NewDecoder)

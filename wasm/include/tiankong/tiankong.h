@@ -162,6 +162,31 @@ class Memory {
 };
 
 // ---------------------------------------------------------------------------
+// Output layer (head.bin): the model's tied word-embedding table and MLM bias, so the core
+// computes both ends of the network: the input embeddings of the ids (ONNX Runtime then runs the
+// encoder and the MLM head's transform) and the logits of the hidden states at the masks, with
+// SIMD int8 dot products and one scale per vocabulary row. output_layer.cc documents the file.
+// ---------------------------------------------------------------------------
+
+class OutputLayer {
+ public:
+  // Verifies (magic, version, sizes, CRC-32) and takes over the bytes of a head.bin for a model
+  // with `vocab_size` tokens. Returns nullptr and a specific *error otherwise.
+  static std::unique_ptr<OutputLayer> Load(std::vector<uint8_t> bytes, int32_t vocab_size, std::string* error);
+  virtual ~OutputLayer() = default;
+
+  virtual int32_t HiddenSize() const = 0;
+  virtual int32_t VocabSize() const = 0;
+  // "int8" (a scale per row) or "f32".
+  virtual const char* DType() const = 0;
+  // out[n * HiddenSize()] = the table rows of `ids` (dequantised). False if an id is out of range.
+  virtual bool Embed(const int32_t* ids, size_t n, float* out) const = 0;
+  // logits[m * VocabSize()] = hidden[m * HiddenSize()] x table^T + bias. With the int8 table each
+  // hidden row is quantised to int16 first (symmetric, one scale per row; gemv_kernels.h).
+  virtual void Logits(const float* hidden, size_t m, float* logits) const = 0;
+};
+
+// ---------------------------------------------------------------------------
 // Top-k decoder: logits at the mask positions -> calibrated candidates
 // ---------------------------------------------------------------------------
 

@@ -1,0 +1,159 @@
+// tiankong::OutputLayer and its file, head.bin (written by model/tiankong_model/head.py):
+//
+//   offset 0   char[8]  "TKOUTPUT"
+//          8   u32      format version (1)
+//         12   u32      dtype: 1 = int8 rows with a float scale each, 2 = float32
+//         16   u32      vocabulary size V
+//         20   u32      hidden size H
+//         24   u32      row stride S (int8: H rounded up to 16, zero-padded; f32: H)
+//         28   u32      CRC-32 of every byte from offset 32 to the end
+//         32   table    V x S int8 (or float32), row-major: row v is token v's embedding
+//              f32      scale[V]   (int8 only: row v ≈ int8 row × scale[v])
+//              f32      bias[V]    the MLM head's output bias
+// Little-endian; the table starts at a 16-byte aligned offset, the floats at a 4-byte one.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "gemv_kernels.h"
+#include "memory_format.h"
+#include "tiankong/tiankong.h"
+
+namespace tiankong {
+namespace {
+
+constexpr char kMagic[8] = {'T', 'K', 'O', 'U', 'T', 'P', 'U', 'T'};
+constexpr uint32_t kVersion = 1;
+constexpr size_t kHeaderBytes = 32;
+constexpr uint32_t kInt8 = 1, kFloat32 = 2;
+
+uint32_t ReadU32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+class OutputLayerImpl final : public OutputLayer {
+ public:
+  bool Init(std::vector<uint8_t> bytes, int32_t vocab_size, std::string* error) {
+    bytes_ = std::move(bytes);
+    const size_t n = bytes_.size();
+    if (n < kHeaderBytes || std::memcmp(bytes_.data(), kMagic, sizeof kMagic) != 0) {
+      *error = n < kHeaderBytes ? "file is shorter than its 32-byte header" : "not a tiankong output layer (no TKOUTPUT magic)";
+      return false;
+    }
+    const uint8_t* h = bytes_.data();
+    if (ReadU32(h + 8) != kVersion) {
+      *error = "format version " + std::to_string(ReadU32(h + 8)) + ", this build reads version 1 (re-export the model)";
+      return false;
+    }
+    dtype_ = ReadU32(h + 12);
+    vocab_ = ReadU32(h + 16);
+    hidden_ = ReadU32(h + 20);
+    stride_ = ReadU32(h + 24);
+    if (dtype_ != kInt8 && dtype_ != kFloat32) {
+      *error = "unknown table type " + std::to_string(dtype_);
+      return false;
+    }
+    const bool int8 = dtype_ == kInt8;
+    if (hidden_ == 0 || hidden_ > 16384 || vocab_ == 0 || vocab_ > (1u << 24) ||
+        stride_ != (int8 ? (hidden_ + simd::kRowAlign - 1) / simd::kRowAlign * simd::kRowAlign : hidden_)) {
+      *error = "header sizes are inconsistent (vocab " + std::to_string(vocab_) + ", hidden " + std::to_string(hidden_) +
+               ", stride " + std::to_string(stride_) + ")";
+      return false;
+    }
+    if (static_cast<int64_t>(vocab_) != vocab_size) {
+      *error = "holds " + std::to_string(vocab_) + " vocabulary rows but the model's vocab has " + std::to_string(vocab_size) +
+               " tokens (it belongs to another model)";
+      return false;
+    }
+    const size_t table_bytes = size_t{vocab_} * stride_ * (int8 ? 1 : 4);
+    const size_t expected = kHeaderBytes + table_bytes + (int8 ? 4 * size_t{vocab_} : 0) + 4 * size_t{vocab_};
+    if (n != expected) {
+      *error = "file has " + std::to_string(n) + " bytes, its header implies " + std::to_string(expected) +
+               (n < expected ? " (truncated)" : "");
+      return false;
+    }
+    if (memory::Crc32(h + kHeaderBytes, n - kHeaderBytes) != ReadU32(h + 28)) {
+      *error = "checksum mismatch (the file is corrupt)";
+      return false;
+    }
+    const uint8_t* table = h + kHeaderBytes;
+    table_i8_ = int8 ? reinterpret_cast<const int8_t*>(table) : nullptr;
+    table_f32_ = int8 ? nullptr : reinterpret_cast<const float*>(table);
+    scale_ = int8 ? reinterpret_cast<const float*>(table + table_bytes) : nullptr;
+    bias_ = reinterpret_cast<const float*>(table + table_bytes + (int8 ? 4 * size_t{vocab_} : 0));
+    for (size_t v = 0; v < vocab_; ++v) {
+      if (!std::isfinite(bias_[v]) || (scale_ && !(std::isfinite(scale_[v]) && scale_[v] >= 0))) {
+        *error = "holds a non-finite scale or bias";
+        return false;
+      }
+    }
+    if (!int8) {
+      for (size_t i = 0; i < size_t{vocab_} * hidden_; ++i) {
+        if (!std::isfinite(table_f32_[i])) {
+          *error = "holds a non-finite weight";
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  int32_t HiddenSize() const override { return static_cast<int32_t>(hidden_); }
+  int32_t VocabSize() const override { return static_cast<int32_t>(vocab_); }
+  const char* DType() const override { return dtype_ == kInt8 ? "int8" : "f32"; }
+
+  bool Embed(const int32_t* ids, size_t n, float* out) const override {
+    for (size_t i = 0; i < n; ++i) {
+      if (ids[i] < 0 || static_cast<uint32_t>(ids[i]) >= vocab_) return false;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      float* row = out + i * hidden_;
+      const size_t id = static_cast<size_t>(ids[i]);
+      if (table_i8_ != nullptr) {
+        const int8_t* q = table_i8_ + id * stride_;
+        const float scale = scale_[id];
+        for (size_t k = 0; k < hidden_; ++k) row[k] = static_cast<float>(q[k]) * scale;
+      } else {
+        std::memcpy(row, table_f32_ + id * hidden_, hidden_ * sizeof(float));
+      }
+    }
+    return true;
+  }
+
+  void Logits(const float* hidden, size_t m, float* logits) const override {
+    std::vector<int16_t> quantized(stride_);
+    const int32_t levels = simd::ActivationLevels(stride_);
+    std::vector<int32_t> dots(table_i8_ != nullptr ? vocab_ : 0);
+    for (size_t r = 0; r < m; ++r) {
+      float* out = logits + r * vocab_;
+      if (table_i8_ != nullptr) {
+        const float x_scale = simd::QuantizeRow(hidden + r * hidden_, hidden_, stride_, levels, quantized.data());
+        simd::GemvI8(table_i8_, vocab_, stride_, quantized.data(), dots.data());
+        for (size_t v = 0; v < vocab_; ++v) out[v] = static_cast<float>(dots[v]) * (x_scale * scale_[v]) + bias_[v];
+      } else {
+        simd::GemvF32(table_f32_, vocab_, hidden_, hidden + r * hidden_, out);
+        for (size_t v = 0; v < vocab_; ++v) out[v] += bias_[v];
+      }
+    }
+  }
+
+ private:
+  std::vector<uint8_t> bytes_;
+  uint32_t dtype_ = 0, vocab_ = 0, hidden_ = 0, stride_ = 0;
+  const int8_t* table_i8_ = nullptr;
+  const float* table_f32_ = nullptr;
+  const float* scale_ = nullptr;
+  const float* bias_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<OutputLayer> OutputLayer::Load(std::vector<uint8_t> bytes, int32_t vocab_size, std::string* error) {
+  auto layer = std::make_unique<OutputLayerImpl>();
+  if (!layer->Init(std::move(bytes), vocab_size, error)) return nullptr;
+  return layer;
+}
+
+}  // namespace tiankong
