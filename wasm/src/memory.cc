@@ -90,6 +90,8 @@ class MemoryImpl final : public Memory {
     source.work = index_.Work(hit.text);
     source.title = index_.Title(hit.text);
     source.author = index_.Author(hit.text);
+    index_.Bounds(hit.text, &begin, &end);
+    if (hit.unit < begin || hit.unit >= end) return source;  // not a unit of this text: no sentence
     index_.Sentence(hit.text, hit.unit, &begin, &end);
     source.text = Text(begin, end);
     return source;

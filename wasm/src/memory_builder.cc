@@ -102,7 +102,7 @@ void MemoryBuilder::AddLine(std::string_view line, uint8_t weight) {
     ++invalid_lines_;
     return;
   }
-  for (const int32_t id : encoding.ids) stream_.push_back(units_.IsBoundary(id) ? kBoundary : id);
+  for (const int32_t id : encoding.ids) stream_.push_back(units_.IsCorpusBoundary(id) ? kBoundary : id);
   if (stream_.empty() || stream_.back() != kBoundary) stream_.push_back(kBoundary);
   weights_.resize(stream_.size(), weight == 0 ? 1 : weight);
 }

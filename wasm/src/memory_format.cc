@@ -176,7 +176,7 @@ float ByteReader::F32() {
 
 const void* ByteReader::Array(size_t count, size_t size) {
   if (failed_) return nullptr;
-  const size_t start = (pos_ + size - 1) / size * size;
+  const size_t start = size > 1 ? (pos_ + size - 1) / size * size : pos_;  // size 0: no alignment
   if (start > n_ || (size != 0 && count > (n_ - start) / size)) {
     failed_ = true;
     return nullptr;

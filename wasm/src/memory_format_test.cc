@@ -42,7 +42,9 @@ MemoryStatus Parse(const std::vector<uint8_t>& file, Container* out = nullptr) {
   Container container;
   std::string error;
   const MemoryStatus status = ParseContainer(file.data(), file.size(), out ? out : &container, &error);
-  if (status != MemoryStatus::kOk) EXPECT_FALSE(error.empty()) << "every failure explains itself";
+  if (status != MemoryStatus::kOk) {
+    EXPECT_FALSE(error.empty()) << "every failure explains itself";
+  }
   return status;
 }
 

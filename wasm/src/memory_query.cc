@@ -9,11 +9,13 @@ namespace memory {
 
 QueryUnits::QueryUnits(const Tokenizer& tokenizer)
     : specials_{tokenizer.PadId(), tokenizer.UnkId(), tokenizer.ClsId(), tokenizer.SepId()},
-      mask_(tokenizer.MaskId()) {}
+      mask_(tokenizer.MaskId()), vocab_size_(tokenizer.VocabSize()) {}
 
 bool QueryUnits::IsBoundary(int32_t id) const {
-  return id < 0 || std::find(std::begin(specials_), std::end(specials_), id) != std::end(specials_);
+  return id < 0 || id >= vocab_size_ || std::find(std::begin(specials_), std::end(specials_), id) != std::end(specials_);
 }
+
+bool QueryUnits::IsCorpusBoundary(int32_t id) const { return id == mask_ || IsBoundary(id); }
 
 std::vector<int32_t> QueryUnits::Units(const int32_t* ids, size_t n, const int32_t* mask_positions,
                                        size_t n_masks) const {

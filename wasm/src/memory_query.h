@@ -30,12 +30,15 @@ class QueryUnits {
   // mask_positions) kWildcard.
   std::vector<int32_t> Units(const int32_t* ids, size_t n, const int32_t* mask_positions,
                              size_t n_masks) const;
-  // True for ids the memory treats as a boundary (specials and [UNK]).
+  // True for ids the memory treats as a boundary (specials, [UNK], ids outside the vocabulary).
   bool IsBoundary(int32_t id) const;
+  // What breaks n-grams in corpus lines: the boundaries and a literal [MASK] in the text.
+  bool IsCorpusBoundary(int32_t id) const;
 
  private:
   int32_t specials_[4] = {-1, -1, -1, -1};  // pad, unk, cls, sep
   int32_t mask_ = -1;
+  int32_t vocab_size_ = 0;
 };
 
 class BlankScorer {

@@ -58,7 +58,7 @@ bool NgramTable::Parse(const Section& bigrams, const Section& ngrams, size_t voc
   }
   for (size_t id = 0; id < vocab_; ++id) {
     const uint32_t begin = bigram_offsets_[id], end = bigram_offsets_[id + 1];
-    if (begin > end) {
+    if (begin > end || end > bigram_count_) {  // checked before the loop below reads [begin, end)
       *error = "bigram section is malformed (offsets)";
       return false;
     }
@@ -77,7 +77,7 @@ bool NgramTable::Parse(const Section& bigrams, const Section& ngrams, size_t voc
   backoff_ = reader.F32();
   slot_ = static_cast<const uint32_t*>(reader.Array(slots_, 4));
   if (reader.failed() || max_order_ < 2 || max_order_ > kMaxOrder || slots_ == 0 || entries_ >= slots_ ||
-      max_probe_ > slots_ || !std::isfinite(backoff_) || backoff_ > 0) {
+      max_probe_ > slots_ || !(backoff_ <= 0 && backoff_ >= -100)) {  // bounded: gains stay finite
     *error = "n-gram section is malformed";
     return false;
   }

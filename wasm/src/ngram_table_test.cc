@@ -104,10 +104,14 @@ Built Build(const std::vector<std::pair<Gram, float>>& grams, size_t vocab, size
 }
 
 bool Parses(const std::vector<uint8_t>& bigrams, const std::vector<uint8_t>& hashed, size_t vocab) {
+  // Exact-size copies: under ASan (the fuzz preset) any read past a section is reported.
+  const std::vector<uint8_t> exact_bigrams(bigrams), exact_hashed(hashed);
   NgramTable table;
   std::string error;
-  const bool ok = table.Parse(SectionOf(bigrams), SectionOf(hashed), vocab, &error);
-  if (!ok) EXPECT_FALSE(error.empty());
+  const bool ok = table.Parse(SectionOf(exact_bigrams), SectionOf(exact_hashed), vocab, &error);
+  if (!ok) {
+    EXPECT_FALSE(error.empty());
+  }
   return ok;
 }
 
@@ -298,7 +302,9 @@ TEST(NgramTable, DenseTableFindsEverythingAndStopsOnAbsentKeys) {
     Gram gram(3 + rng() % 2);
     for (int32_t& x : gram) x = static_cast<int32_t>(rng() % vocab);
     float found = 0.0f;
-    if (!grams.count(gram)) EXPECT_FALSE(table.Find(gram.data(), gram.size(), &found));
+    if (!grams.count(gram)) {
+      EXPECT_FALSE(table.Find(gram.data(), gram.size(), &found));
+    }
   }
 }
 
@@ -389,6 +395,20 @@ TEST(NgramTable, ParseRejectsMalformedBigramSections) {
   }
 }
 
+TEST(NgramTable, ParseNeverReadsSuccessorsPastTheSection) {
+  // Token 0 claims two successors where the section holds one: the loop over them must not run
+  // before the offsets are known to lie within the entries (the 2nd would be read past the end).
+  BigramParts bigrams;
+  bigrams.vocab = 300;
+  bigrams.entries = 1;
+  bigrams.offsets.assign(301, 1);
+  bigrams.offsets[0] = 0;
+  bigrams.offsets[1] = 2;
+  bigrams.next = {5};
+  bigrams.values = {10};
+  EXPECT_FALSE(Parses(bigrams.Bytes(), Build({}, 300, 3, -0.9f).hashed, 300));
+}
+
 TEST(NgramTable, ParseRejectsMalformedHashedSections) {
   struct Case {
     const char* what;
@@ -403,6 +423,7 @@ TEST(NgramTable, ParseRejectsMalformedHashedSections) {
       {"positive backoff", [](HashedParts* p) { p->backoff = 0.5f; }},
       {"NaN backoff", [](HashedParts* p) { p->backoff = std::numeric_limits<float>::quiet_NaN(); }},
       {"-inf backoff", [](HashedParts* p) { p->backoff = -std::numeric_limits<float>::infinity(); }},
+      {"absurd backoff (alpha = e^-15000: gains overflow)", [](HashedParts* p) { p->backoff = -15012.5f; }},
       {"entries > used slots", [](HashedParts* p) { p->entries += 1; }},
       {"entries < used slots", [](HashedParts* p) { p->entries -= 1; }},
       {"a used slot with value 0", [](HashedParts* p) {

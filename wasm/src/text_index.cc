@@ -8,8 +8,8 @@ namespace memory {
 
 namespace {
 
-// Occurrences of the anchor that one Match looks at: enough for any anchor of two or more tokens
-// in ~460 k units, and a bound on the work for a single common character.
+// Suffix-array entries one Match looks at per side of the blank: enough for any run of two or more
+// tokens in ~460 k units, and a bound on the work for a single common character.
 constexpr uint32_t kMaxOccurrences = 4096;
 // Suffixes are ordered by at most this many units (then by position): windows are shorter.
 constexpr size_t kSortDepth = 64;
@@ -37,7 +37,7 @@ std::vector<uint8_t> BuildTextIndex(const std::vector<IndexedText>& texts) {
   };
   std::vector<uint8_t> clause_flags, sentence_flags;
   for (const IndexedText& text : texts) {
-    if (!units.empty()) {
+    if (&text != &texts.front()) {  // between every two texts, even empty ones
       units.push_back(kSeparator);
       clause_flags.push_back(1);
       sentence_flags.push_back(1);
@@ -130,6 +130,8 @@ bool TextIndex::Parse(const Section& section, size_t vocab_size, std::string* er
     uint32_t begin, end;
     Bounds(static_cast<int32_t>(t), &begin, &end);
     if (begin > end || end > unit_count_ || (t > 0 && begin <= texts_[(t - 1) * kTextFields])) return fail("text bounds");
+    // Callers index the vocabulary with a text's units (SourceOf, hits): no separator inside.
+    if (std::find(units_ + begin, units_ + end, kSeparator) != units_ + end) return fail("separator inside a text");
     if (row[1] != kIdiom && row[1] >= meta_count_) return fail("metadata row");
   }
   for (size_t i = 0; i < meta_count_ * 3; ++i) {
@@ -231,60 +233,43 @@ void TextIndex::Range(const int32_t* pattern, size_t n, uint32_t* lo_out, uint32
 void TextIndex::Match(const int32_t* window, size_t n, size_t target, int32_t min_strength,
                       std::vector<IndexHit>* hits) const {
   if (target >= n || suffix_count_ == 0) return;
-  // The anchor: of the runs of known tokens in the window, the one with the fewest occurrences.
-  size_t anchor_start = 0, anchor_len = 0;
-  uint32_t anchor_lo = 0, anchor_hi = 0;
-  for (size_t i = 0; i < n;) {
-    if (i == target || window[i] < 0) {
-      ++i;
-      continue;
-    }
-    size_t j = i;
-    while (j < n && j != target && window[j] >= 0) ++j;
-    uint32_t lo, hi;
-    Range(window + i, j - i, &lo, &hi);
-    if (anchor_len == 0 || hi - lo < anchor_hi - anchor_lo) {
-      anchor_start = i, anchor_len = j - i, anchor_lo = lo, anchor_hi = hi;
-    }
-    i = j;
-  }
-  if (anchor_len == 0 || anchor_lo == anchor_hi) return;
   const size_t first_new = hits->size();
-  const uint32_t last = std::min(anchor_hi, anchor_lo + kMaxOccurrences);
-  for (uint32_t k = anchor_lo; k < last; ++k) {
-    const uint32_t occurrence = SuffixAt(k);
-    if (occurrence < anchor_start) continue;  // the window would start before the units
-    const int32_t text = TextAt(occurrence);
-    if (text < 0) continue;
+  // One alignment: window[0] over unit `base` (may lie before unit 0). `anchor` is the window
+  // position whose occurrence produced it; the stretch must reach it.
+  const auto visit = [&](int64_t base, size_t anchor) {
+    const int64_t blank = base + static_cast<int64_t>(target);
+    if (blank < 0 || blank >= static_cast<int64_t>(unit_count_)) return;
+    const int32_t text = TextAt(static_cast<uint32_t>(blank));
+    if (text < 0) return;
     uint32_t begin, end;
     Bounds(text, &begin, &end);
-    const uint32_t base = occurrence - static_cast<uint32_t>(anchor_start);  // unit of window[0]
-    const uint64_t blank = uint64_t{base} + target;
-    if (blank < begin || blank >= end) continue;
     // Grow the stretch from the blank while the text agrees (a wildcard agrees with anything).
     int32_t strength = 0;
     size_t a = target, b = target;
     for (size_t i = target; i-- > 0;) {
-      if (base + i < begin || window[i] == kBoundary) break;
-      if (window[i] != kWildcard && units_[base + i] != window[i]) break;
+      const int64_t u = base + static_cast<int64_t>(i);
+      if (u < begin || window[i] == kBoundary) break;
+      if (window[i] != kWildcard && units_[u] != window[i]) break;
       if (window[i] != kWildcard) ++strength;
       a = i;
     }
     for (size_t i = target + 1; i < n; ++i) {
-      if (base + i >= end || window[i] == kBoundary) break;
-      if (window[i] != kWildcard && units_[base + i] != window[i]) break;
+      const int64_t u = base + static_cast<int64_t>(i);
+      if (u >= end || window[i] == kBoundary) break;
+      if (window[i] != kWildcard && units_[u] != window[i]) break;
       if (window[i] != kWildcard) ++strength;
       b = i;
     }
-    if (anchor_start < a || anchor_start + anchor_len - 1 > b) continue;
-    const uint32_t first = base + static_cast<uint32_t>(a), after = base + static_cast<uint32_t>(b) + 1;
+    if (anchor < a || anchor > b) return;  // found from the other side (or not a hit)
+    const auto first = static_cast<uint32_t>(base + static_cast<int64_t>(a));
+    const auto after = static_cast<uint32_t>(base + static_cast<int64_t>(b) + 1);
     const bool starts = first == begin || Bit(clause_end_, first - 1);
     const bool ends = after == end || Bit(clause_end_, after - 1) || Bit(clause_end_, after);
     const bool whole = starts && ends;
     // A whole idiom or clause needs two known tokens (画[MASK][MASK]睛), a partial one min_strength.
-    if (strength < min_strength && !(whole && strength >= kMinWholeStrength)) continue;
+    if (strength < min_strength && !(whole && strength >= kMinWholeStrength)) return;
     IndexHit hit{units_[blank], text, static_cast<uint32_t>(blank), strength, whole};
-    auto same = std::find_if(hits->begin() + first_new, hits->end(),
+    auto same = std::find_if(hits->begin() + static_cast<std::ptrdiff_t>(first_new), hits->end(),
                              [&hit](const IndexHit& h) { return h.token == hit.token; });
     if (same == hits->end()) {
       hits->push_back(hit);
@@ -293,10 +278,70 @@ void TextIndex::Match(const int32_t* window, size_t n, size_t target, int32_t mi
                 (hit.whole > same->whole || (hit.whole == same->whole && hit.text < same->text)))) {
       *same = hit;
     }
+  };
+  // A hit has at least one known token in its stretch, so the stretch holds the known token
+  // nearest the blank on the left or on the right (only wildcards between). Its passages are the
+  // occurrences of that token's run of known tokens, or of a part of the run next to the blank when
+  // the input differs further out. Each side visits the occurrences of its whole run first, then of
+  // ever shorter parts (skipping those a longer part already visited): strongest agreement first,
+  // at most kMaxOccurrences suffix-array entries per side. A part that agrees with exactly j < the
+  // weakest reportable strength tokens needs the other side too: the right side finds those, so
+  // the left one skips them (and so does the right one when there is no left side).
+  const int32_t weakest = std::max(1, std::min(min_strength, kMinWholeStrength));
+  // Whether a known token follows window[i] (not a known one) over wildcards only, going left or right.
+  const auto known_beyond = [&](size_t i, bool leftwards) {
+    while (window[i] == kWildcard) {
+      if (leftwards ? i == 0 : i + 1 == n) return false;
+      i = leftwards ? i - 1 : i + 1;
+    }
+    return window[i] >= 0;
+  };
+  size_t left = target;  // left - 1: the nearest non-wildcard on the left
+  while (left > 0 && window[left - 1] == kWildcard) --left;
+  const bool has_left = left > 0 && window[left - 1] >= 0;
+  size_t right = target + 1;  // the nearest non-wildcard on the right
+  while (right < n && window[right] == kWildcard) ++right;
+  const bool has_right = right < n && window[right] >= 0;
+  if (has_left) {
+    const size_t last = left - 1;
+    size_t first = last;
+    while (first > 0 && window[first - 1] >= 0) --first;
+    const bool open = first > 0 && known_beyond(first - 1, true);  // the stretch may go on past the run
+    uint32_t budget = kMaxOccurrences;
+    for (size_t start = first; start <= last && budget > 0; ++start) {  // pattern window[start..last]
+      const size_t length = last + 1 - start;
+      if ((start > first || !open) && length < static_cast<size_t>(weakest)) break;
+      uint32_t lo, hi;
+      Range(window + start, length, &lo, &hi);
+      for (uint32_t k = lo; k < hi && budget > 0; ++k, --budget) {
+        const uint32_t at = SuffixAt(k);
+        if (start > first && at > 0 && units_[at - 1] == window[start - 1]) continue;  // seen already
+        visit(static_cast<int64_t>(at) - static_cast<int64_t>(start), last);
+      }
+    }
   }
-  std::stable_sort(hits->begin() + first_new, hits->end(), [](const IndexHit& x, const IndexHit& y) {
-    return x.strength > y.strength || (x.strength == y.strength && x.whole > y.whole);
-  });
+  if (has_right) {
+    size_t stop = right + 1;
+    while (stop < n && window[stop] >= 0) ++stop;
+    const size_t run_end = stop;
+    const bool open = run_end < n && known_beyond(run_end, false);
+    uint32_t budget = kMaxOccurrences;
+    for (; stop > right && budget > 0; --stop) {  // pattern window[right..stop)
+      const size_t length = stop - right;
+      if (!has_left && (stop < run_end || !open) && length < static_cast<size_t>(weakest)) break;
+      uint32_t lo, hi;
+      Range(window + right, length, &lo, &hi);
+      for (uint32_t k = lo; k < hi && budget > 0; ++k, --budget) {
+        const uint32_t at = SuffixAt(k);
+        if (stop < run_end && at + length < unit_count_ && units_[at + length] == window[stop]) continue;
+        visit(static_cast<int64_t>(at) - static_cast<int64_t>(right), right);
+      }
+    }
+  }
+  std::stable_sort(hits->begin() + static_cast<std::ptrdiff_t>(first_new), hits->end(),
+                   [](const IndexHit& x, const IndexHit& y) {
+                     return x.strength > y.strength || (x.strength == y.strength && x.whole > y.whole);
+                   });
 }
 
 }  // namespace memory

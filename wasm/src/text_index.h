@@ -66,7 +66,8 @@ class TextIndex {
   // Appends hits for window[target] (see the header comment); at most one per distinct token
   // (the strongest, then whole, then the lowest text number), sorted by strength descending.
   // Only hits of at least `min_strength` known tokens are reported, or of 2 when the stretch
-  // covers a whole idiom or clause.
+  // covers a whole idiom or clause (and never of none). Known tokens further out that disagree
+  // with a passage do not hide it: only the stretch through the blank counts.
   void Match(const int32_t* window, size_t n, size_t target, int32_t min_strength,
              std::vector<IndexHit>* hits) const;
 

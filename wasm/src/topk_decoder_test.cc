@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "memory_builder.h"
 
 namespace tiankong {
 namespace {
@@ -42,7 +45,7 @@ Decoded ReferenceDecode(const float* row, const std::vector<uint8_t>& eligible,
   std::vector<Candidate> all;
   for (size_t i = 0; i < n; ++i) {
     if (eligible[i] && row[i] != -kInf) {
-      all.push_back({static_cast<int32_t>(i), static_cast<float>(std::exp(row[i] - max) / sum)});
+      all.push_back({static_cast<int32_t>(i), static_cast<float>(std::exp(row[i] - max) / sum), {}});
     }
   }
   std::sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) {
@@ -248,6 +251,253 @@ TEST(Decoder, ZeroTopKReturnsNoCandidates) {
   ASSERT_EQ(decoder.Decode(logits.data(), 1, logits.size(), &out), DecodeStatus::kOk);
   EXPECT_TRUE(out[0].candidates.empty());
   EXPECT_FLOAT_EQ(out[0].other, 1.0f);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fusion with a corpus memory.
+
+// Single characters (so MemoryBuilder sees one token per character): [PAD]=0 [UNK]=1 [CLS]=2
+// [SEP]=3 [MASK]=4, a "##" piece, then the characters.
+constexpr char kFusionVocab[] = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n##天\n天\n地\n人\n山\n水\n日\n月\n风\n云\n花\n掩\n耳\n盗\n铃\n，\n。\n";
+
+struct FusionFixture {
+  std::unique_ptr<Tokenizer> tokenizer;
+  std::unique_ptr<Memory> memory;
+  FusionFixture() {
+    std::string error;
+    tokenizer = Tokenizer::FromVocab(kFusionVocab, TokenizerOptions{}, &error);
+    EXPECT_NE(tokenizer, nullptr) << error;
+    memory::BuildOptions options;
+    options.order = 3;
+    options.min_count = 1;
+    memory::MemoryBuilder builder(*tokenizer, options);
+    const std::string chars[] = {"天", "地", "人", "山", "水", "日", "月", "风", "云", "花"};
+    std::mt19937 rng(4);
+    for (int line = 0; line < 80; ++line) {
+      std::string text;
+      const size_t length = 3 + rng() % 12;
+      for (size_t i = 0, at = rng() % 10; i < length; ++i, at = (at + 1 + rng() % 2) % 10) text += chars[at];
+      builder.AddLine(text + "。");
+    }
+    memory::SourceText idiom;
+    idiom.idiom = true;
+    idiom.text = "掩耳盗铃";
+    builder.AddText(idiom);
+    memory::BuildReport report;
+    std::vector<uint8_t> bytes = builder.Finish(&report, &error);
+    EXPECT_FALSE(bytes.empty()) << error;
+    MemoryStatus status;
+    memory = Memory::Load(std::move(bytes), *tokenizer, &status, &error);
+    EXPECT_NE(memory, nullptr) << error;
+  }
+  Encoding Encode(const std::string& text) const {
+    Encoding encoding;
+    EXPECT_EQ(tokenizer->Encode(text, &encoding), Status::kOk);
+    return encoding;
+  }
+  static MaskContext Context(const Encoding& e) {
+    return {e.ids.data(), e.ids.size(), e.mask_positions.data(), e.mask_positions.size()};
+  }
+  std::vector<float> RandomLogits(size_t rows, uint32_t seed) const {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, 2.0f);
+    std::vector<float> logits(rows * tokenizer->VocabSize());
+    for (float& v : logits) v = dist(rng);
+    logits[3] = -kInf;  // -inf stays -inf (probability 0) through the fusion
+    return logits;
+  }
+};
+
+FusionWeights ModelOnly() {
+  FusionWeights weights;
+  weights.model = 1.0f;
+  weights.unigram = 0.0f;
+  std::fill(std::begin(weights.ngram), std::end(weights.ngram), 0.0f);
+  weights.hit_base = weights.hit_per_token = weights.hit_whole = 0.0f;
+  return weights;
+}
+
+// The documented fusion, recomputed from the memory's own answers: the model's best
+// `model_candidates` eligible tokens plus the memory's proposals get their evidence added.
+Decoded ReferenceFusedDecode(const Tokenizer& tokenizer, const Memory& memory, const DecodeOptions& options,
+                             const float* row, const MaskContext& context, size_t r) {
+  const size_t vocab = tokenizer.VocabSize();
+  const std::vector<uint8_t> eligible = decoder::BuildEligibility(tokenizer, options);
+  const FusionWeights& w = options.fusion;
+  std::vector<int32_t> order(vocab);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [row](int32_t a, int32_t b) { return row[a] > row[b]; });
+  std::vector<int32_t> candidates;
+  for (const int32_t id : order) {
+    if (candidates.size() == static_cast<size_t>(w.model_candidates)) break;
+    if (eligible[id] && row[id] != -kInf) candidates.push_back(id);
+  }
+  memory.ProposeCandidates(context.ids, context.n_ids, context.mask_positions, context.n_masks, r, &candidates);
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  candidates.erase(std::remove_if(candidates.begin(), candidates.end(), [&](int32_t id) { return !eligible[id]; }),
+                   candidates.end());
+  std::vector<CandidateEvidence> evidence;
+  memory.Evidence(context.ids, context.n_ids, context.mask_positions, context.n_masks, r, candidates.data(),
+                  candidates.size(), w.min_hit_strength, &evidence);
+  std::vector<float> fused(vocab);
+  for (size_t id = 0; id < vocab; ++id) {
+    fused[id] = row[id] == -kInf ? -kInf : w.model * row[id] + w.unigram * memory.UnigramLogProbs()[id];
+  }
+  for (const CandidateEvidence& e : evidence) {
+    float gain = 0.0f;
+    for (size_t n = 2; n <= 8; ++n) gain += w.ngram[n] * e.ngram_gain[n];
+    if (e.hit.text >= 0) gain += w.hit_base + w.hit_per_token * e.hit.strength + (e.hit.whole ? w.hit_whole : 0.0f);
+    fused[e.id] += gain;
+  }
+  return ReferenceDecode(fused.data(), eligible, options);
+}
+
+TEST(DecoderFusion, ModelWeightAloneIsThePlainDecode) {
+  const FusionFixture f;
+  ASSERT_NE(f.memory, nullptr);
+  const size_t vocab = f.tokenizer->VocabSize();
+  const Encoding input = f.Encode("天地[MASK]山水[MASK]风");
+  const std::vector<float> logits = f.RandomLogits(2, 1);
+  DecodeOptions plain_options;
+  plain_options.top_k = 8;
+  DecodeOptions fused_options = plain_options;
+  fused_options.memory = f.memory.get();
+  fused_options.fusion = ModelOnly();
+  const Decoder plain(*f.tokenizer, plain_options), fused(*f.tokenizer, fused_options);
+  std::vector<Decoded> expected, actual;
+  ASSERT_EQ(plain.Decode(logits.data(), 2, vocab, &expected), DecodeStatus::kOk);
+  ASSERT_EQ(fused.Decode(logits.data(), 2, vocab, FusionFixture::Context(input), &actual), DecodeStatus::kOk);
+  ASSERT_EQ(actual.size(), 2u);
+  for (size_t r = 0; r < 2; ++r) ExpectSameDecoded(actual[r], expected[r]);
+}
+
+TEST(DecoderFusion, FusedLogitsFollowTheDocumentedFormula) {
+  const FusionFixture f;
+  ASSERT_NE(f.memory, nullptr);
+  const size_t vocab = f.tokenizer->VocabSize();
+  const Encoding input = f.Encode("天地[MASK]山水[MASK]风。掩耳盗[MASK]");
+  ASSERT_EQ(input.mask_positions.size(), 3u);
+  const std::vector<float> logits = f.RandomLogits(3, 2);
+  DecodeOptions options;
+  options.top_k = 6;
+  options.memory = f.memory.get();
+  options.fusion.unigram = 0.3f;
+  options.fusion.model = 0.9f;
+  options.fusion.model_candidates = 4;  // fewer than the eligible tokens: proposals matter
+  const Decoder decoder(*f.tokenizer, options);
+  std::vector<Decoded> out;
+  ASSERT_EQ(decoder.Decode(logits.data(), 3, vocab, FusionFixture::Context(input), &out), DecodeStatus::kOk);
+  ASSERT_EQ(out.size(), 3u);
+  for (size_t r = 0; r < 3; ++r) {
+    SCOPED_TRACE("row " + std::to_string(r));
+    const Decoded expected = ReferenceFusedDecode(*f.tokenizer, *f.memory, options, &logits[r * vocab],
+                                                  FusionFixture::Context(input), r);
+    ExpectSameDecoded(out[r], expected);
+  }
+  // And the memory did change something (else the comparison above proves little).
+  DecodeOptions plain_options = options;
+  plain_options.memory = nullptr;
+  std::vector<Decoded> plain;
+  ASSERT_EQ(Decoder(*f.tokenizer, plain_options).Decode(logits.data(), 3, vocab, &plain), DecodeStatus::kOk);
+  float largest_change = 0.0f;
+  for (size_t r = 0; r < 3; ++r) largest_change = std::max(largest_change, std::fabs(out[r].other - plain[r].other));
+  EXPECT_GT(largest_change, 0.01f);
+}
+
+TEST(DecoderFusion, ProbabilitiesStillSumToOne) {
+  const FusionFixture f;
+  ASSERT_NE(f.memory, nullptr);
+  const size_t vocab = f.tokenizer->VocabSize();
+  const Encoding input = f.Encode("[MASK]地人山[MASK]日月。掩耳[MASK]铃");
+  const size_t rows = input.mask_positions.size();
+  const std::vector<float> logits = f.RandomLogits(rows, 3);
+  for (const int32_t top_k : {1, 5, 1000}) {
+    DecodeOptions options;
+    options.top_k = top_k;
+    options.memory = f.memory.get();
+    options.fusion.unigram = 0.5f;
+    const Decoder decoder(*f.tokenizer, options);
+    std::vector<Decoded> out;
+    ASSERT_EQ(decoder.Decode(logits.data(), rows, vocab, FusionFixture::Context(input), &out), DecodeStatus::kOk);
+    for (const Decoded& d : out) {
+      double sum = d.other;
+      for (const Candidate& c : d.candidates) sum += c.probability;
+      EXPECT_NEAR(sum, 1.0, 1e-5) << "top_k " << top_k;
+      EXPECT_GE(d.other, 0.0f);
+      for (size_t i = 1; i < d.candidates.size(); ++i) {
+        EXPECT_GE(d.candidates[i - 1].probability, d.candidates[i].probability);
+      }
+    }
+  }
+}
+
+TEST(DecoderFusion, StrongHitLiftsItsCandidateToFirstPlace) {
+  const FusionFixture f;
+  ASSERT_NE(f.memory, nullptr);
+  const size_t vocab = f.tokenizer->VocabSize();
+  const Encoding input = f.Encode("掩耳盗[MASK]");
+  const int32_t bell = f.tokenizer->TokenToId("铃"), sky = f.tokenizer->TokenToId("天");
+  std::vector<float> logits(vocab, 0.0f);
+  logits[sky] = 5.0f;  // the model prefers 天 by 5 nats
+  DecodeOptions options;
+  options.top_k = 3;
+  options.memory = f.memory.get();
+  options.fusion = ModelOnly();
+  options.fusion.model_candidates = 1;  // 铃 comes from the memory's proposals alone
+  {
+    const Decoder decoder(*f.tokenizer, options);
+    std::vector<Decoded> out;
+    ASSERT_EQ(decoder.Decode(logits.data(), 1, vocab, FusionFixture::Context(input), &out), DecodeStatus::kOk);
+    EXPECT_EQ(out[0].candidates[0].id, sky) << "no hit weight: the model decides";
+    EXPECT_EQ(out[0].candidates[0].hit.text, -1);
+  }
+  options.fusion.hit_base = 2.0f;
+  options.fusion.hit_per_token = 1.0f;
+  options.fusion.hit_whole = 2.0f;  // 2 + 3 * 1 + 2 = 7 > 5
+  const Decoder decoder(*f.tokenizer, options);
+  std::vector<Decoded> out;
+  ASSERT_EQ(decoder.Decode(logits.data(), 1, vocab, FusionFixture::Context(input), &out), DecodeStatus::kOk);
+  ASSERT_GE(out[0].candidates.size(), 2u);
+  const Candidate& first = out[0].candidates[0];
+  EXPECT_EQ(first.id, bell);
+  EXPECT_EQ(first.hit.text, 0);
+  EXPECT_EQ(first.hit.strength, 3);
+  EXPECT_TRUE(first.hit.whole);
+  EXPECT_NEAR(first.probability / out[0].candidates[1].probability, std::exp(2.0f), 1e-3)
+      << "铃 at 7 against 天 at 5";
+  EXPECT_EQ(f.memory->SourceOf(first.hit).title, "掩耳盗铃");
+  EXPECT_EQ(out[0].candidates[1].hit.text, -1);
+}
+
+TEST(DecoderFusion, MemoryNeedsAMatchingContext) {
+  const FusionFixture f;
+  ASSERT_NE(f.memory, nullptr);
+  const size_t vocab = f.tokenizer->VocabSize();
+  const Encoding input = f.Encode("天[MASK]人[MASK]");
+  const std::vector<float> logits = f.RandomLogits(2, 5);
+  DecodeOptions options;
+  options.memory = f.memory.get();
+  const Decoder decoder(*f.tokenizer, options);
+  std::vector<Decoded> out;
+  EXPECT_EQ(decoder.Decode(logits.data(), 2, vocab, &out), DecodeStatus::kBadShape) << "no context at all";
+  EXPECT_EQ(decoder.Decode(logits.data(), 1, vocab, FusionFixture::Context(input), &out), DecodeStatus::kBadShape)
+      << "2 masks, 1 row";
+  MaskContext no_ids = FusionFixture::Context(input);
+  no_ids.ids = nullptr;
+  EXPECT_EQ(decoder.Decode(logits.data(), 2, vocab, no_ids, &out), DecodeStatus::kBadShape);
+  MaskContext no_masks = FusionFixture::Context(input);
+  no_masks.mask_positions = nullptr;
+  EXPECT_EQ(decoder.Decode(logits.data(), 2, vocab, no_masks, &out), DecodeStatus::kBadShape);
+  EXPECT_TRUE(out.empty());
+  ASSERT_EQ(decoder.Decode(logits.data(), 2, vocab, FusionFixture::Context(input), &out), DecodeStatus::kOk);
+  EXPECT_EQ(out.size(), 2u);
+  // Without a memory the context is optional and ignored.
+  const Decoder plain(*f.tokenizer, DecodeOptions{});
+  std::vector<Decoded> with, without;
+  ASSERT_EQ(plain.Decode(logits.data(), 2, vocab, FusionFixture::Context(input), &with), DecodeStatus::kOk);
+  ASSERT_EQ(plain.Decode(logits.data(), 2, vocab, &without), DecodeStatus::kOk);
+  for (size_t r = 0; r < 2; ++r) ExpectSameDecoded(with[r], without[r]);
 }
 
 }  // namespace
