@@ -138,3 +138,20 @@ def test_gpu_bundle_dry_run_on_cpu(tmp_path):
     assert imported.returncode == 0, imported.stderr
     model, vocab = load_checkpoint(checkpoint)
     assert vocab == VOCAB and model.config.hidden_size == 32
+
+
+def test_training_report_plots_the_validation_curve(tmp_path):
+    from tiankong_model.training_report import main as report_main
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join(json.dumps(e) for e in [
+        {"step": 50, "tokens": 1_000_000, "loss": 7.0},
+        {"step": 100, "tokens": 2_000_000, "val_loss": 6.5, "val_top1": 0.1},
+        {"step": 200, "tokens": 4_000_000, "val_loss": 5.5, "val_top1": 0.2}]) + "\n")
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"tokens_seen": 4_000_000, "step": 200, "epoch": 0, "elapsed_s": 3600,
+                                 "segments": [{"device": "cpu", "seconds": 3600}]}))
+    assert report_main([str(log), str(state), str(tmp_path / "curve.svg"), "--json", str(tmp_path / "r.json")]) == 0
+    svg = (tmp_path / "curve.svg").read_text()
+    assert svg.startswith("<svg") and svg.count("<circle") == 2
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["hours"] == 1.0 and [p["val_loss"] for p in report["curve"]] == [6.5, 5.5]
