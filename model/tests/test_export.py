@@ -237,3 +237,15 @@ def test_core_graph_ends_at_the_hidden_state_and_head_bin_completes_it(tiny_mode
     reference = np.concatenate([b.reshape(-1, b.shape[-1]) for b in core_logits(tmp_path / "core-fp32", batches)])
     quantized = np.concatenate([b.reshape(-1, b.shape[-1]) for b in core_logits(tmp_path / "core-int8", batches, "web")])
     assert np.corrcoef(reference.ravel(), quantized.ravel())[0, 1] > 0.99
+
+
+@pytest.mark.parametrize("graph", ["mask-only", "core"])
+def test_fp16_weights_export_is_close_to_fp32(tiny_checkpoint, batches, tmp_path, graph):
+    export_model(tiny_checkpoint, tmp_path / "fp32", graph=graph, fp32=True, log=lambda *_: None)
+    export_model(tiny_checkpoint, tmp_path / "fp16", graph=graph, fp16_weights=True, log=lambda *_: None)
+    proto = onnx.load(tmp_path / "fp16" / "model.onnx")
+    assert any(i.data_type == onnx.TensorProto.FLOAT16 for i in proto.graph.initializer)
+    assert json.loads((tmp_path / "fp16" / "model.json").read_text())["quantization"]["scheme"] == "fp16-weights"
+    run = core_logits if graph == "core" else (lambda d, b, rt="node": run_onnx(d / "model.onnx", b, runtime=rt, threads=2))
+    for reference, half in zip(run(tmp_path / "fp32", batches), run(tmp_path / "fp16", batches, "web")):
+        np.testing.assert_allclose(half, reference, atol=0.02 * np.abs(reference).max(), rtol=0)

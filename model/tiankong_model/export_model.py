@@ -16,7 +16,7 @@ from .export import GRAPH_KINDS, WORD_EMBEDDINGS, export_fp32, graph_inputs
 from .head import write_head
 from .manifest import build_manifest, write_manifest
 from .prune import corpus_files, count_tokens, kept_token_ids, prune_model
-from .quantize import DEFAULT_PATTERN, PATTERNS, quantize_dynamic_int8
+from .quantize import DEFAULT_PATTERN, PATTERNS, quantize_dynamic_int8, store_weights_fp16
 from .transformers_js import write_transformers_js_files
 from .vocab import write_vocab
 
@@ -35,7 +35,7 @@ def portable_path(path: str | Path) -> str:
 def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = False, graph: str = "mask-only", fp32: bool = False,
                  prune_corpus: Path | None = None, min_count: int = 1, max_length: int | None = None,
                  token_type_ids: bool = False, pattern: str = DEFAULT_PATTERN, reduce_range: bool = False,
-                 name: str | None = None,
+                 fp16_weights: bool = False, name: str | None = None,
                  log=print) -> dict:
     """Exports a checkpoint directory into `out_dir` and returns the manifest written.
 
@@ -68,7 +68,12 @@ def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = Fal
         model, vocab = prune_model(model, vocab, keep)
     proto = export_fp32(model, kind, token_type_ids=token_type_ids)
     embedding = None if kind == "core" else WORD_EMBEDDINGS
-    quantization = {"scheme": "none"} if fp32 else quantize_dynamic_int8(proto, embedding, pattern, reduce_range)
+    if fp32:
+        quantization = {"scheme": "none"}
+    elif fp16_weights:
+        quantization = store_weights_fp16(proto)
+    else:
+        quantization = quantize_dynamic_int8(proto, embedding, pattern, reduce_range)
     if pruning:
         source["vocab_pruning"] = pruning
     onnx.checker.check_model(proto)
@@ -77,7 +82,7 @@ def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = Fal
     write_vocab(vocab, out_dir / "vocab.txt")
     head_dtype = None
     if kind == "core":
-        head_dtype = "f32" if fp32 else "int8"
+        head_dtype = "f32" if fp32 or fp16_weights else "int8"
         write_head(model, out_dir / "head.bin", head_dtype)
     else:
         (out_dir / "head.bin").unlink(missing_ok=True)
@@ -106,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
                              "(head.bin) and computes input embeddings and logits; mask-only: logits at the masks "
                              "in ONNX Runtime; full: logits everywhere")
     parser.add_argument("--fp32", action="store_true", help="skip INT8 quantization")
+    parser.add_argument("--fp16-weights", action="store_true",
+                        help="instead of INT8: float16-stored weights cast to float32 when the session starts "
+                             "(ONNX Runtime then packs them once; compare with scripts/bench-model)")
     parser.add_argument("--prune-vocab", type=Path, metavar="CORPUS_DIR",
                         help="keep only tokens occurring in CORPUS_DIR/*.txt (plus specials)")
     parser.add_argument("--min-count", type=int, default=1, help="with --prune-vocab: occurrences to keep a token")
@@ -127,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         export_model(args.checkpoint_dir, args.out_dir, full_logits=args.full_logits, graph=args.graph, fp32=args.fp32,
                      prune_corpus=args.prune_vocab, min_count=args.min_count, max_length=args.max_length,
                      token_type_ids=args.token_type_ids, pattern=args.pattern,
-                     reduce_range=args.reduce_range, name=args.name)
+                     reduce_range=args.reduce_range, fp16_weights=args.fp16_weights, name=args.name)
     except (CheckpointError, ValueError, RuntimeError) as err:
         print(f"export-model: {err}", file=sys.stderr)
         return 1

@@ -198,3 +198,35 @@ def _gemm_weight(node: onnx.NodeProto, weight: np.ndarray) -> np.ndarray:
     if attrs.get("transA", 0) or attrs.get("alpha", 1.0) != 1.0 or attrs.get("beta", 1.0) != 1.0:
         raise ValueError(f"Gemm {node.name!r} has transA/alpha/beta {attrs}; only plain A·B(+C) is quantized")
     return weight.T if attrs.get("transB", 0) else weight
+
+
+def store_weights_fp16(proto: onnx.ModelProto) -> dict:
+    """Stores every constant float matrix (MatMul/Gemm weights, embedding tables) as float16 with a
+    Cast back to float32 in front of its consumers: half the bytes of fp32 on disk and over the
+    network; ONNX Runtime folds the Casts when the session starts, so inference runs fp32 kernels
+    whose weights are packed once (unlike dynamic INT8, whose wasm kernel re-packs every run).
+    Which one is faster per model is measured (scripts/bench-model --patterns), not assumed."""
+    graph = proto.graph
+    initializers = {init.name: init for init in graph.initializer}
+    consumers: dict[str, list[onnx.NodeProto]] = {}
+    for node in graph.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
+    converted, casts = 0, []
+    for name, init in list(initializers.items()):
+        array = numpy_helper.to_array(init)
+        if array.dtype != np.float32 or array.ndim != 2 or array.size < 4096:
+            continue
+        users = consumers.get(name, [])
+        if not users or not all(u.op_type in ("MatMul", "Gemm", "Gather", "Transpose") for u in users):
+            continue
+        half = numpy_helper.from_array(array.astype(np.float16), name + ".fp16")
+        graph.initializer.remove(init)
+        graph.initializer.append(half)
+        casts.append(helper.make_node("Cast", [half.name], [name], name=name + ".cast", to=TensorProto.FLOAT))
+        converted += 1
+    nodes = casts + list(graph.node)  # Casts first: their outputs keep the old initializer names
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return {"scheme": "fp16-weights", "weights": "float16 stored, cast to float32 at session start",
+            "activations": "float32", "converted_matrices": converted}
