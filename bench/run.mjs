@@ -17,7 +17,8 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import tokenizers from 'tokenizers';
 import { dataPath } from '../model/tooling/data-paths.mjs';
-import { CHROMIUM, launchBrowser, openHarness } from './lib/browser.mjs';
+import { CHROMIUM } from '../tests/harness/chromium.mjs';
+import { launchBrowser, openHarness } from './lib/browser.mjs';
 import { renderChart } from './lib/chart.mjs';
 import { sampleLines } from './lib/corpus-sample.mjs';
 import { createNativeFillMask } from './lib/native.mjs';
@@ -312,7 +313,7 @@ async function main() {
   const served = [];
   const server = await startBenchServer(benchMounts({
     repoRoot, tiankongModelDir: join(args.models, 'tiankong'), transformersModelDir: join(args.models, 'transformers-js'),
-  }), { onRequest: (path, status) => served.push({ path, status }) });
+  }), { onRequest: ({ path, status }) => served.push({ path, status }) });
   const browser = await launchBrowser();
   mkdirSync(args.outDir, { recursive: true });
   try {

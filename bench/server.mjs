@@ -1,24 +1,21 @@
-// The benchmark's local web server: one origin serving every contender's files, cross-origin
-// isolated (COOP/COEP, so WebAssembly threads work) and uncacheable (so every cold load reads
-// the bytes again). It plays the bundler's role for tiankong's Worker (the bare specifier
-// 'onnxruntime-web/wasm' maps to ONNX Runtime Web's ESM build, as Vite or an import map would).
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { createServer } from 'node:http';
+// The benchmark's local origin: one origin serving every contender's files, cross-origin isolated
+// (COOP/COEP, so WebAssembly threads work) and uncacheable (so every cold load reads the bytes
+// again), on the repository's one static server (tests/harness/static-server.mjs). tiankong's
+// dist/ is served as a bundler would serve it (the Worker's bare 'onnxruntime-web/wasm' import
+// mapped to ONNX Runtime Web's ESM build: tests/harness/package-origin.mjs).
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, extname, join, normalize, sep } from 'node:path';
-
-const MIME = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm',
-  '.json': 'application/json', '.txt': 'text/plain; charset=utf-8', '.onnx': 'application/octet-stream',
-};
+import { dirname, join } from 'node:path';
+import { packageMounts } from '../tests/harness/package-origin.mjs';
+import { startStaticServer } from '../tests/harness/static-server.mjs';
+import { ISOLATION_HEADERS } from '../web/app/tooling/security-headers.mjs';
 
 /** Where each URL prefix is served from: tiankong's package, transformers.js, its ORT, the models, the harness. */
 export function benchMounts({ repoRoot, tiankongModelDir, transformersModelDir }) {
   const transformers = packageDir(join(repoRoot, 'package.json'), '@huggingface/transformers');
   return {
     '/bench/': join(repoRoot, 'bench', 'pages'),
-    '/dist/': join(repoRoot, 'dist'),
-    '/ort-js/': join(packageDir(join(repoRoot, 'package.json'), 'onnxruntime-web'), 'dist'),
+    ...packageMounts({ distDir: join(repoRoot, 'dist'), ortDir: join(packageDir(join(repoRoot, 'package.json'), 'onnxruntime-web'), 'dist') }),
     '/tjs/': join(transformers, 'dist'),
     // transformers.js bundles its own onnxruntime-web (a newer version than tiankong's): serve that version's wasm.
     '/tjs-ort/': join(packageDir(join(transformers, 'package.json'), 'onnxruntime-web'), 'dist'),
@@ -38,35 +35,11 @@ function packageDir(fromFile, name) {
 }
 
 /**
- * Starts the server on 127.0.0.1 (any free port). Every answered request is passed to
- * `onRequest(path, status, bytes)`.
- * @returns {Promise<{origin: string, close(): Promise<void>}>}
+ * Starts the benchmark's origin on 127.0.0.1 (any free port) with `mounts` (URL prefix → folder).
+ * Every answered request is passed to `onRequest({ path, status, bytes, ... })`.
+ * @param {Record<string, import('../tests/harness/static-server.mjs').Mount>} mounts
+ * @param {{ onRequest?: (record: import('../tests/harness/static-server.mjs').RequestRecord) => void }} [options]
  */
-export async function startBenchServer(mounts, { onRequest = () => {} } = {}) {
-  const server = createServer((request, response) => {
-    const path = decodeURIComponent(new URL(request.url ?? '/', 'http://localhost').pathname);
-    const finish = (status, body = '', type = 'text/plain; charset=utf-8') => {
-      response.writeHead(status, {
-        'Content-Type': type, 'Cache-Control': 'no-store',
-        'Cross-Origin-Opener-Policy': 'same-origin', 'Cross-Origin-Embedder-Policy': 'require-corp',
-        'Cross-Origin-Resource-Policy': 'same-origin',
-      }).end(body);
-      onRequest(path, status, body.length);
-    };
-    const prefix = Object.keys(mounts).find((p) => path.startsWith(p));
-    if (!prefix) return finish(404, `no route for ${path}\n`);
-    const root = mounts[prefix];
-    const file = normalize(join(root, path.slice(prefix.length)));
-    if (!file.startsWith(root + sep) || !existsSync(file) || !statSync(file).isFile()) return finish(404, `not found: ${path}\n`);
-    let body = readFileSync(file);
-    if (path === '/dist/worker.js') {
-      body = body.toString('utf8').replace(`from 'onnxruntime-web/wasm'`, `from '/ort-js/ort.wasm.min.mjs'`);
-    }
-    finish(200, body, MIME[extname(file)] ?? 'application/octet-stream');
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    origin: `http://127.0.0.1:${server.address().port}`,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+export function startBenchServer(mounts, { onRequest } = {}) {
+  return startStaticServer({ mounts, headers: ISOLATION_HEADERS, onRequest });
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // Softmax and top-k over one row of logits, for the tooling that reads model outputs directly
 // (model validation, benchmarks). One implementation here; the product does this in the C++
 // decoder, and the test suites keep their own independent oracles on purpose.

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Small deterministic PRNG (mulberry32): the same seed gives the same sequence on every
  * machine, so sampled sentences and random test inputs reproduce.

@@ -1,12 +1,14 @@
-// scripts/serve.mjs over real HTTP: headers on every response, MIME types, revalidation,
-// no way out of the served folder, and the port fallback.
+// scripts/serve.mjs (the app's configuration of tests/harness/static-server.mjs) over real HTTP:
+// headers on every response, MIME types, revalidation, no way out of the served folder, and the
+// port fallback.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-// @ts-expect-error -- plain ESM script, no typings
-import { createStaticServer, listen, resolveRequestPath } from '../../scripts/serve.mjs';
+import { startAppServer } from '../../scripts/serve.mjs';
+import { resolveRequestPath } from '../harness/static-server.mjs';
 
 /** A raw GET (fetch would normalise "..", which is exactly what must be tested). */
 function get(port: number, rawPath: string, headers: Record<string, string> = {}, method = 'GET') {
@@ -24,7 +26,7 @@ function get(port: number, rawPath: string, headers: Record<string, string> = {}
 
 describe('static server', () => {
   let dir: string;
-  let server: Server;
+  let server: Awaited<ReturnType<typeof startAppServer>>;
   let port: number;
   const served: string[] = [];
 
@@ -39,12 +41,12 @@ describe('static server', () => {
     writeFileSync(path.join(root, 'models', 'model.onnx'), 'onnx');
     writeFileSync(path.join(root, 'assets', 'index-abc.js'), 'console.log(1)');
     writeFileSync(path.join(dir, 'secret.txt'), 'SECRET');
-    server = createStaticServer({ root, onRequest: (method: string, url: string, status: number) => served.push(`${method} ${url} ${status}`) });
-    port = await listen(server, 0);
+    server = await startAppServer({ root, onRequest: ({ method, url, status }) => served.push(`${method} ${url} ${status}`) });
+    port = server.port;
   });
 
   afterAll(async () => {
-    await new Promise((resolve) => server.close(resolve));
+    await server.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -103,13 +105,13 @@ describe('static server', () => {
 
   test('a busy port moves to the next free one', async () => {
     const blocker = createServer();
-    const busy: number = await listen(blocker, 0);
-    const other = createStaticServer({ root: dir });
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const busy = (blocker.address() as AddressInfo).port;
     try {
-      const got: number = await listen(other, busy);
-      expect(got).toBeGreaterThan(busy);
+      const other = await startAppServer({ root: dir, port: busy });
+      expect(other.port).toBeGreaterThan(busy);
+      await other.close();
     } finally {
-      await new Promise((resolve) => other.close(resolve));
       await new Promise((resolve) => blocker.close(resolve));
     }
   });

@@ -4,7 +4,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { CHROMIUM, launchChromium, readDistFile, startRouteServer } from '../../scripts/lib/browser-harness.mjs';
+import { CHROMIUM, launchChromium } from '../harness/chromium.mjs';
+import { readDistFile } from '../harness/package-origin.mjs';
+import { startRouteServer } from '../harness/route-server.js';
 // @ts-expect-error -- plain ESM helper shared with the parity CLI, no typings
 import * as parity from '../parity/parity.mjs';
 import { BERT_BASE_CHINESE, distDir, missingPrerequisite, vocabPath } from './core-builds.js';

@@ -1,17 +1,15 @@
 // Shared setup of the app's browser tests: the tiny test model, a production build of the app
 // with it, the app's own static server (scripts/serve.mjs) with a log of what reached it, and
-// Debian's Chromium driven by playwright-core (flags from shared/docs/toolchain.md).
+// Debian's Chromium (the one launcher, tests/harness/chromium.mjs).
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
-import type { Server } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { BrowserContext } from 'playwright-core';
 import { build } from 'vite';
-import { CHROMIUM, launchChromium } from '../../scripts/lib/browser-harness.mjs';
-// @ts-expect-error -- plain ESM module (also run directly by node), no typings
-import { createStaticServer, listen } from '../../scripts/serve.mjs';
+import { startAppServer } from '../../scripts/serve.mjs';
+import { CHROMIUM, launchChromium } from '../harness/chromium.mjs';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 export const ARTIFACTS = path.join(REPO, 'tests/e2e/artifacts');
@@ -56,16 +54,8 @@ export interface ServedApp {
 /** Serves `root` with scripts/serve.mjs; `headers` replaces its security headers (`{}`: a host that sends none). */
 export async function serveApp(root: string, options: { headers?: Record<string, string> } = {}): Promise<ServedApp> {
   const log: string[] = [];
-  const server: Server = createStaticServer({ root, headers: options.headers, onRequest: (method: string, url: string) => log.push(`${method} ${url}`) });
-  const port: number = await listen(server, 0);
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    log,
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
-  };
+  const server = await startAppServer({ root, headers: options.headers, onRequest: ({ method, url }) => log.push(`${method} ${url}`) });
+  return { origin: server.origin, log, close: server.close };
 }
 
 /** A fresh Chromium profile (so no service worker or cache survives from another run). */

@@ -1,6 +1,6 @@
 // Network and model faults in headless Chromium, through the built browser entry
 // (dist/browser.js → Worker → Cache Storage) and a local server that injects faults
-// (scripts/lib/browser-harness.mjs): first visit offline, the connection dropped mid-download,
+// (tests/harness/package-origin.mjs): first visit offline, the connection dropped mid-download,
 // an HTML page instead of the model (labelled text/html or disguised as octet-stream), an HTTP
 // error, a short body, a corrupted Cache Storage entry, a corrupted model, an unloadable model,
 // NaN logits. Each gives a specific TiankongError, leaves no unverified bytes in Cache Storage,
@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { CHROMIUM, launchChromium, startFaultServer } from '../../scripts/lib/browser-harness.mjs';
+import { CHROMIUM, launchChromium } from '../harness/chromium.mjs';
+import { startPackageOrigin } from '../harness/package-origin.mjs';
 import { api, distDir, missingPrerequisite, repoRoot, testModelDir } from '../runtime/fixtures.js';
 import { makeFaultyGraphs, modelVariant } from './helpers.js';
 
@@ -51,7 +52,7 @@ const PAGE_HELPERS = `
 
 describe.skipIf(missing !== null)('network and model faults in headless Chromium', () => {
   let work: string;
-  let server: Awaited<ReturnType<typeof startFaultServer>>;
+  let server: Awaited<ReturnType<typeof startPackageOrigin>>;
   let context: BrowserContext;
   let page: Page;
   let expectedTokens: string[];
@@ -71,7 +72,7 @@ describe.skipIf(missing !== null)('network and model faults in headless Chromium
     }, true);
     // Every scenario gets its own URL (so its own Cache Storage keys) for the same healthy model.
     const healthy = Object.fromEntries(['offline', 'drop', 'html', 'disguised', 'status', 'short', 'poisoned'].map((n) => [n, modelDir]));
-    server = await startFaultServer({
+    server = await startPackageOrigin({
       distDir, ortDir: join(repoRoot, 'node_modules', 'onnxruntime-web', 'dist'),
       models: { ...healthy, corrupt, 'unsupported-op': withGraph('unsupported-op'), 'nan-logits': withGraph('nan-logits') },
     });

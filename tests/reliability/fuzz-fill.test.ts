@@ -1,8 +1,8 @@
-// A short run of the fill() input fuzzer (scripts/lib/fuzz-fill.mjs; scripts/fuzz-fill runs it
+// A short run of the fill() input fuzzer (tests/harness/fuzz-fill.mjs; scripts/fuzz-fill runs it
 // for minutes): random hostile texts and options through the built package must each resolve to
 // a valid result or reject with a known TiankongError, and the engine must keep working.
 import { describe, expect, test } from 'vitest';
-import { fuzzFill } from '../../scripts/lib/fuzz-fill.mjs';
+import { fuzzFill } from '../harness/fuzz-fill.mjs';
 import { api, missingPrerequisite, testModelDir } from '../runtime/fixtures.js';
 
 const missing = missingPrerequisite();

@@ -1,5 +1,5 @@
 // Shared by the tests/reliability suites: result invariants (one implementation, in
-// scripts/lib/fill-inputs.mjs, also used by scripts/soak and scripts/fuzz-fill) and faulty copies
+// tests/harness/fill-inputs.mjs, also used by scripts/soak and scripts/fuzz-fill) and faulty copies
 // of the test model.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import type { FillResult } from '../../web/src/index.js';
-import { resultViolations } from '../../scripts/lib/fill-inputs.mjs';
+import { resultViolations } from '../harness/fill-inputs.mjs';
 
-export { INVISIBLE_CHARS, canonicalMasks, wellFormed } from '../../scripts/lib/fill-inputs.mjs';
+export { INVISIBLE_CHARS, canonicalMasks, wellFormed } from '../harness/fill-inputs.mjs';
 
 /** See resultViolations: the invariants every result satisfies whatever the input. */
 export function expectWellFormedResult(input: string, result: FillResult): void {

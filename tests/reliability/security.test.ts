@@ -15,9 +15,8 @@ import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { CHROMIUM, launchChromium } from '../../scripts/lib/browser-harness.mjs';
-// @ts-expect-error -- plain ESM module (also run directly by node), no typings
-import { createStaticServer, listen } from '../../scripts/serve.mjs';
+import { startAppServer } from '../../scripts/serve.mjs';
+import { CHROMIUM, launchChromium } from '../harness/chromium.mjs';
 import { distDir, missingPrerequisite, repoRoot, testModelDir } from '../runtime/fixtures.js';
 
 const missing = missingPrerequisite() ?? (existsSync(CHROMIUM) ? null : `${CHROMIUM} not found: security tests skipped`);
@@ -36,7 +35,7 @@ function scriptFiles(dir: string): string[] {
 describe.skipIf(missing !== null)('security of the built app and runtime', () => {
   let work: string;
   let appDir: string;
-  let app: Server;
+  let app: Awaited<ReturnType<typeof startAppServer>>;
   let origin: string;
   let elsewhere: Server;
   let elsewhereOrigin: string;
@@ -54,8 +53,8 @@ describe.skipIf(missing !== null)('security of the built app and runtime', () =>
     } finally {
       delete process.env.TIANKONG_MODEL_DIR;
     }
-    app = createStaticServer({ root: appDir });
-    origin = `http://127.0.0.1:${await listen(app, 0)}`;
+    app = await startAppServer({ root: appDir });
+    origin = app.origin;
     // Another origin that would answer a CORS fetch: the CSP must stop the page from reaching it.
     elsewhere = createServer((request, response) => {
       elsewhereLog.push(`${request.method} ${request.url}`);
@@ -76,8 +75,7 @@ describe.skipIf(missing !== null)('security of the built app and runtime', () =>
   });
   afterAll(async () => {
     await context?.close();
-    app?.closeAllConnections();
-    app?.close();
+    await app?.close();
     elsewhere?.close();
     if (work) rmSync(work, { recursive: true, force: true });
   });

@@ -1,4 +1,4 @@
-// Short soak runs (scripts/lib/soak.mjs; scripts/soak runs 10 000 Node + 2 000 Chromium fills):
+// Short soak runs (tests/harness/soak.mjs; scripts/soak runs 10 000 Node + 2 000 Chromium fills):
 // a mixed workload of cache hits, misses, rejected and hostile inputs must never throw anything
 // but a TiankongError, keep the cache within its bounds, and plateau in memory once the cache is
 // full — loose bounds, so they catch leaks of wasm objects or unbounded structures, not noise.
@@ -7,8 +7,9 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { CHROMIUM, launchChromium, startFaultServer } from '../../scripts/lib/browser-harness.mjs';
-import { soakBrowser, soakNode } from '../../scripts/lib/soak.mjs';
+import { CHROMIUM, launchChromium } from '../harness/chromium.mjs';
+import { startPackageOrigin } from '../harness/package-origin.mjs';
+import { soakBrowser, soakNode } from '../harness/soak.mjs';
 import { distDir, missingPrerequisite, repoRoot, testModelDir } from '../runtime/fixtures.js';
 
 const missing = missingPrerequisite();
@@ -44,7 +45,7 @@ describe.skipIf(missing !== null)('soak (short)', () => {
   });
 
   test.skipIf(noChromium !== null)('Chromium: 100 mixed fills through the Worker, heaps bounded', async () => {
-    const server = await startFaultServer({ distDir, ortDir: join(repoRoot, 'node_modules', 'onnxruntime-web', 'dist'), models: { soak: testModelDir() } });
+    const server = await startPackageOrigin({ distDir, ortDir: join(repoRoot, 'node_modules', 'onnxruntime-web', 'dist'), models: { soak: testModelDir() } });
     const userDataDir = mkdtempSync(join(tmpdir(), 'tiankong-soak-test-'));
     const context = await launchChromium({ userDataDir });
     try {

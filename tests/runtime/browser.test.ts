@@ -8,7 +8,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { CHROMIUM, launchChromium, readDistFile, startRouteServer } from '../../scripts/lib/browser-harness.mjs';
+import { CHROMIUM, launchChromium } from '../harness/chromium.mjs';
+import { readDistFile } from '../harness/package-origin.mjs';
+import { startRouteServer } from '../harness/route-server.js';
 import type { FillMaskModel } from '../../web/src/index.js';
 import { api, distDir, missingPrerequisite, repoRoot, testMemoryModelDir, testModelDir } from './fixtures.js';
 

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Soak runs: many fills with a realistic mix (fill-inputs.mjs soakCall: cache hits and misses,
  * rejected calls, hostile texts) through one engine, sampling memory as it goes, so growth that
@@ -14,6 +15,8 @@
  * the renderer process's RSS (Linux /proc), which holds the Worker's wasm memories:
  * Runtime.queryObjects never answers in a dedicated worker (Chromium 156), and
  * performance.measureUserAgentSpecificMemory() takes ~60 s per sample.
+ *
+ * Plain ESM with JSDoc types: scripts/soak runs it in Node without a TypeScript step.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { Session } from 'node:inspector';
@@ -22,9 +25,38 @@ import { pathToFileURL } from 'node:url';
 import { mulberry32, soakCall } from './fill-inputs.mjs';
 
 /**
+ * @typedef {object} SoakSummary
+ * @property {number} start
+ * @property {number} middle
+ * @property {number} end
+ * @property {number | null} growthPercent end vs start, in %
+ * @property {number | null} secondHalfGrowthPercent end vs middle, in %
+ */
+/** @typedef {Record<'repeat' | 'fresh' | 'error' | 'hostile' | 'resolved' | 'rejected' | 'unexpected', number>} SoakCounts */
+/** @typedef {{ fills: number } & Record<string, number>} SoakSample */
+/**
+ * @typedef {object} SoakRun
+ * @property {number} fills
+ * @property {number} seconds
+ * @property {number} fillsPerSecond
+ * @property {SoakCounts} counts
+ * @property {string[]} unexpected messages of the first calls that failed with something else than a TiankongError
+ * @property {SoakSample[]} samples
+ * @property {Record<string, SoakSummary | undefined>} summary per measured field
+ * @property {{ hits: number, misses: number, evictions: number, entries: number, bytes: number, maxEntries: number, maxBytes: number }} cache
+ * @property {number} threads
+ */
+/** @typedef {{ maxEntries: number, maxBytes: number }} CacheBounds */
+/** @typedef {(method: string, params?: object) => Promise<any>} Send a DevTools protocol call */
+/** @typedef {{ ok: true } | { ok: false, tiankong: boolean, message: string }} Outcome */
+
+/**
  * JS heap in use after a full GC, and every live WebAssembly.Memory ({ bytes, shared }), in the
  * context `send` talks to (a DevTools protocol session). ONNX Runtime Web ships only threaded
  * builds, so its memory is shared; the core's single-threaded build has a plain one.
+ * @param {Send} send
+ * @param {{ wasm?: boolean }} [options]
+ * @returns {Promise<{ jsHeapUsedBytes: number, wasmMemories: Array<{ bytes: number, shared: boolean }> }>}
  */
 async function measureContext(send, { wasm = true } = {}) {
   await send('HeapProfiler.collectGarbage');
@@ -39,13 +71,23 @@ async function measureContext(send, { wasm = true } = {}) {
   return { jsHeapUsedBytes: usedSize, wasmMemories: result.value };
 }
 
+/** @param {Array<{ bytes: number }>} memories */
 const sumBytes = (memories) => memories.reduce((sum, m) => sum + m.bytes, 0);
 
-/** Runs `total` soak calls through `fill`, sampling `samples`+1 times; returns the per-phase record. */
+/** @returns {SoakCounts} */
+const noCounts = () => ({ repeat: 0, fresh: 0, error: 0, hostile: 0, resolved: 0, rejected: 0, unexpected: 0 });
+
+/**
+ * Runs `total` soak calls through `fill`, sampling `samples`+1 times; returns the per-phase record.
+ * @param {{ total: number, samples: number, seed: number, fill: (text: string, options: object) => Promise<Outcome>,
+ *   sample: () => Promise<Record<string, number>> }} options
+ */
 async function drive({ total, samples, seed, fill, sample }) {
   const random = mulberry32(seed);
-  const counts = { repeat: 0, fresh: 0, error: 0, hostile: 0, resolved: 0, rejected: 0, unexpected: 0 };
+  const counts = noCounts();
+  /** @type {string[]} */
   const unexpected = [];
+  /** @type {SoakSample[]} */
   const points = [{ fills: 0, ...(await sample()) }];
   const started = performance.now();
   for (let i = 1; i <= total; i++) {
@@ -59,18 +101,24 @@ async function drive({ total, samples, seed, fill, sample }) {
       if (unexpected.length < 10) unexpected.push(outcome.message);
     }
     if (i % Math.max(1, Math.floor(total / samples)) === 0 || i === total) {
-      if (points.at(-1).fills !== i) points.push({ fills: i, ...(await sample()) });
+      if (points[points.length - 1].fills !== i) points.push({ fills: i, ...(await sample()) });
     }
   }
   const seconds = (performance.now() - started) / 1000;
   return { fills: total, seconds: Math.round(seconds * 10) / 10, fillsPerSecond: Math.round((total / seconds) * 10) / 10, counts, unexpected, samples: points };
 }
 
-/** start / middle / end of each numeric field, and end-vs-start and end-vs-middle growth in %. */
+/**
+ * start / middle / end of each numeric field, and end-vs-start and end-vs-middle growth in %.
+ * @param {SoakSample[]} points
+ * @returns {Record<string, SoakSummary>}
+ */
 export function summarize(points) {
   const middle = points[Math.floor((points.length - 1) / 2)];
-  const [start, end] = [points[0], points.at(-1)];
+  const [start, end] = [points[0], points[points.length - 1]];
+  /** @param {number} a @param {number} b */
   const pct = (a, b) => (a > 0 ? Math.round(((b - a) / a) * 1000) / 10 : null);
+  /** @type {Record<string, SoakSummary>} */
   const summary = {};
   for (const [field, value] of Object.entries(end)) {
     if (typeof value !== 'number' || field === 'fills') continue;
@@ -82,19 +130,24 @@ export function summarize(points) {
 
 /**
  * Node soak through the built package in dist/. `warmup` fills run before the first sample (the
- * first model runs allocate ORT's arenas). Returns { fills, seconds, counts, samples, summary, cache }.
+ * first model runs allocate ORT's arenas).
+ * @param {{ distDir: string, model: string, fills: number, samples?: number, seed?: number, warmup?: number, cache?: CacheBounds }} options
+ * @returns {Promise<SoakRun>}
  */
 export async function soakNode({ distDir, model, fills, samples = 10, seed = 7, warmup = 50, cache = { maxEntries: 500, maxBytes: 1 << 20 } }) {
+  /** @param {string} file @returns {Promise<any>} */
   const load = (file) => import(pathToFileURL(join(distDir, file)).href);
   const [{ FillMaskEngine, loadEngineCore }, { createNodeRuntime }, { loadModelDirectory }, { TiankongError }] =
     await Promise.all([load('engine.js'), load('node-runtime.js'), load('node-model.js'), load('errors.js')]);
   const runtime = await createNodeRuntime('wasm');
   const core = await loadEngineCore();
   const engine = await FillMaskEngine.create({ model: await loadModelDirectory(model), core, runtime, cache });
+  /** @type {(text: string, options: object) => Promise<Outcome>} */
   const fill = (text, options) => engine.fill(text, options).then(() => ({ ok: true }),
-    (error) => ({ ok: false, tiankong: error instanceof TiankongError, message: String(error?.stack ?? error) }));
+    (/** @type {any} */ error) => ({ ok: false, tiankong: error instanceof TiankongError, message: String(error?.stack ?? error) }));
   const inspector = new Session();
   inspector.connect();
+  /** @type {Send} */
   const send = (method, params = {}) => new Promise((resolve, reject) =>
     inspector.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
   const sample = async () => {
@@ -120,23 +173,30 @@ export async function soakNode({ distDir, model, fills, samples = 10, seed = 7, 
 }
 
 /**
- * Chromium soak: `page` must be on the fault server's origin (browser-harness.mjs), cross-origin
+ * Chromium soak: `page` must be on the reliability origin (package-origin.mjs), cross-origin
  * isolated; `userDataDir` (the profile it was launched with) finds its renderer process. The
  * fills run inside the page in `samples` batches; memory is measured between them.
+ * @param {{ page: import('playwright-core').Page, userDataDir?: string, fills: number, samples?: number, seed?: number,
+ *   warmup?: number, cache?: CacheBounds, modelUrl?: string }} options
+ * @returns {Promise<SoakRun>}
  */
 export async function soakBrowser({ page, userDataDir, fills, samples = 10, seed = 7, warmup = 50, cache = { maxEntries: 500, maxBytes: 1 << 20 }, modelUrl = '/models/soak/' }) {
   // A string, not a function: a function's import() would be rewritten when a bundler or Vitest loads this file.
   await page.evaluate(`(async () => {
     const api = await import('/dist/browser.js');
-    const inputs = await import('/lib/fill-inputs.mjs');
+    const inputs = await import('/tests/harness/fill-inputs.mjs');
     const tk = await api.createFillMask({ model: ${JSON.stringify(modelUrl)}, cache: ${JSON.stringify(cache)} });
     window.__soak = { tk, inputs, api };
   })()`);
   // One batch of fills inside the page (no round trip per fill); the PRNG state lives in the page.
+  /** @param {number} count @param {number} batchSeed */
   const batch = (count, batchSeed) => page.evaluate(async ({ count, batchSeed }) => {
-    const { tk, inputs, api } = window.__soak;
-    const random = (window.__soak.random ??= inputs.mulberry32(batchSeed));
+    const soak = /** @type {any} */ (window).__soak;
+    const { tk, inputs, api } = soak;
+    const random = (soak.random ??= inputs.mulberry32(batchSeed));
+    /** @type {Record<string, number>} */
     const counts = { repeat: 0, fresh: 0, error: 0, hostile: 0, resolved: 0, rejected: 0, unexpected: 0 };
+    /** @type {string[]} */
     const unexpected = [];
     for (let i = 0; i < count; i++) {
       const call = inputs.soakCall(random);
@@ -158,31 +218,35 @@ export async function soakBrowser({ page, userDataDir, fills, samples = 10, seed
   const pageSession = await page.context().newCDPSession(page);
   const { targetInfos } = await pageSession.send('Target.getTargets');
   const workerTarget = targetInfos.find((t) => t.type === 'worker' && new URL(t.url).pathname === '/dist/worker.js');
+  if (!workerTarget) throw new Error('soak: the runtime Worker (/dist/worker.js) is not running in the page');
   const { sessionId } = await pageSession.send('Target.attachToTarget', { targetId: workerTarget.targetId, flatten: false });
   let nextId = 1;
+  /** @type {Map<number, (message: any) => void>} */
   const waiting = new Map();
   pageSession.on('Target.receivedMessageFromTarget', (event) => {
     const message = JSON.parse(event.message);
     waiting.get(message.id)?.(message);
     waiting.delete(message.id);
   });
+  /** @type {Send} */
   const sendToWorker = (method, params = {}) => new Promise((resolve, reject) => {
     const id = nextId++;
     waiting.set(id, (message) => (message.error ? reject(new Error(message.error.message)) : resolve(message.result)));
     pageSession.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method, params }) }).catch(reject);
   });
   const sample = async () => {
-    const inPage = await measureContext((method, params) => pageSession.send(method, params), { wasm: false });
+    const inPage = await measureContext((method, params) => pageSession.send(/** @type {any} */ (method), params), { wasm: false });
     const inWorker = await measureContext(sendToWorker, { wasm: false });
-    const { cache } = await page.evaluate(() => window.__soak.tk.stats());
+    const { cache } = await page.evaluate(() => /** @type {any} */ (window).__soak.tk.stats());
     return { ...(userDataDir ? { rendererRssBytes: rendererRssBytes(userDataDir) } : {}),
       pageJsHeapUsedBytes: inPage.jsHeapUsedBytes, workerJsHeapUsedBytes: inWorker.jsHeapUsedBytes,
       cacheEntries: cache.entries, cacheBytes: cache.bytes };
   };
   const warm = await batch(warmup, seed + 1);
-  await page.evaluate(() => { delete window.__soak.random; });
-  const counts = { repeat: 0, fresh: 0, error: 0, hostile: 0, resolved: 0, rejected: 0, unexpected: 0 };
+  await page.evaluate(() => { delete /** @type {any} */ (window).__soak.random; });
+  const counts = noCounts();
   const unexpected = [...warm.unexpected];
+  /** @type {SoakSample[]} */
   const points = [{ fills: 0, ...(await sample()) }];
   const started = performance.now();
   const per = Math.ceil(fills / samples);
@@ -190,13 +254,13 @@ export async function soakBrowser({ page, userDataDir, fills, samples = 10, seed
     const count = Math.min(per, fills - done);
     const result = await batch(count, seed);
     done += count;
-    for (const [k, v] of Object.entries(result.counts)) counts[k] += v;
+    for (const [k, v] of Object.entries(result.counts)) counts[/** @type {keyof SoakCounts} */ (k)] += v;
     unexpected.push(...result.unexpected.slice(0, 10 - unexpected.length));
     points.push({ fills: done, ...(await sample()) });
   }
   const seconds = (performance.now() - started) / 1000;
-  const stats = await page.evaluate(() => window.__soak.tk.stats());
-  await page.evaluate(() => window.__soak.tk.dispose());
+  const stats = await page.evaluate(() => /** @type {any} */ (window).__soak.tk.stats());
+  await page.evaluate(() => /** @type {any} */ (window).__soak.tk.dispose());
   return { fills, seconds: Math.round(seconds * 10) / 10, fillsPerSecond: Math.round((fills / seconds) * 10) / 10, counts, unexpected,
     samples: points, summary: summarize(points), cache: stats.cache, threads: stats.threads };
 }
@@ -205,6 +269,7 @@ export async function soakBrowser({ page, userDataDir, fills, samples = 10, seed
  * RSS of the renderer processes of the Chromium launched with `userDataDir` (Linux /proc): every
  * Chromium child process carries --user-data-dir; renderers have --type=renderer, minus
  * Chromium's own WebUI renderer. The page and its Worker (with their wasm memories) live there.
+ * @param {string} userDataDir
  */
 function rendererRssBytes(userDataDir) {
   let total = 0;

@@ -1,14 +1,19 @@
+// @ts-check
 /**
  * Inputs for the reliability harnesses (tests/reliability, scripts/soak, scripts/fuzz-fill):
  * a seeded generator of hostile fill() texts from a small grammar, and the invariants every
- * successful fill result must satisfy whatever its input. Plain ESM so the scripts and the
- * Vitest suites share one implementation (types: fill-inputs.d.mts).
+ * successful fill result must satisfy whatever its input. Plain ESM with JSDoc types, so the
+ * scripts, the Vitest suites and pages in Chromium (soak.mjs imports it in the page, from
+ * /tests/harness/fill-inputs.mjs) share one implementation.
  */
 
 /** The seeded PRNG the harnesses draw inputs with (re-exported for pages that load only this module). */
 export { mulberry32 } from '../../model/tooling/prng.mjs';
 
-/** Characters that render as nothing (or almost), each a classic source of tokenizer bugs. */
+/**
+ * Characters that render as nothing (or almost), each a classic source of tokenizer bugs.
+ * @type {ReadonlyArray<readonly [name: string, chars: string]>}
+ */
 export const INVISIBLE_CHARS = [
   ['ZWSP U+200B', '\u200b'], ['ZWNJ U+200C', '\u200c'], ['ZWJ U+200D', '\u200d'], ['LRM U+200E', '\u200e'],
   ['RLM U+200F', '\u200f'], ['ALM U+061C', '\u061c'], ['LRE..RLO U+202A-202E', '\u202a\u202b\u202c\u202d\u202e'],
@@ -27,12 +32,28 @@ export const INVISIBLE_CHARS = [
  */
 export const MASK_SPELLING = /[[［][mＭｍ][aＡａ][sＳｓ][kＫｋ][\]］]/gi;
 
-/** The text as HF's tokenizer must see it to find the same masks. */
+/**
+ * The part of a fill() result the invariants look at.
+ * @typedef {object} CheckedResult
+ * @property {string} text
+ * @property {Array<{ index: number, start: number, end: number, other: number,
+ *   candidates: Array<{ token: string, score: number, sequence: string }> }>} masks
+ */
+
+/**
+ * The text as HF's tokenizer must see it to find the same masks.
+ * @param {string} text
+ * @returns {string}
+ */
 export function canonicalMasks(text) {
   return text.replace(MASK_SPELLING, '[MASK]');
 }
 
-/** Lone surrogates → U+FFFD, as the runtime documents (same length, so offsets stay valid). */
+/**
+ * Lone surrogates → U+FFFD, as the runtime documents (same length, so offsets stay valid).
+ * @param {string} text
+ * @returns {string}
+ */
 export function wellFormed(text) {
   return text.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd');
 }
@@ -45,10 +66,15 @@ export function wellFormed(text) {
  * topK, at least one unless a threshold may remove them all, with probabilities in
  * [threshold, 1] sorted descending; `other` is the rest of the mass; every `sequence` is the
  * text with that mask replaced.
+ * @param {string} input
+ * @param {CheckedResult} result
+ * @param {{ topK?: number, threshold?: number }} [options]
+ * @returns {string[]}
  */
 export function resultViolations(input, result, options = {}) {
   const topK = options.topK ?? 5;
   const threshold = options.threshold ?? 0;
+  /** @type {string[]} */
   const problems = [];
   const text = wellFormed(input);
   if (result.text !== text) problems.push('text is not the well-formed input');
@@ -91,7 +117,10 @@ const MARKUP = ['<script>alert(1)</script>', '<img src=x onerror=alert(1)>', '&l
 const PUNCTUATION = '，。！？、；：“”‘’（）《》…—·,.!?;:()-_/\\@#%^&*+=|~';
 const WHITESPACE = [' ', '\t', '\n', '\r\n', '\u3000', '\u00a0', '\u2003'];
 
-/** Fragment generators of the grammar, each with a weight. */
+/**
+ * Fragment generators of the grammar, each with a weight.
+ * @type {Array<[weight: number, make: (random: Random) => string]>}
+ */
 const FRAGMENTS = [
   [30, (r) => pickChars(r, HANZI, 1 + int(r, 8))],
   [14, (r) => pick(r, MASKS)],
@@ -112,15 +141,21 @@ const FRAGMENTS = [
 ];
 const TOTAL_WEIGHT = FRAGMENTS.reduce((sum, [weight]) => sum + weight, 0);
 
+/** @typedef {() => number} Random uniform numbers in [0, 1), e.g. mulberry32(seed) */
+
+/** @param {Random} random @param {number} n */
 function int(random, n) {
   return Math.floor(random() * n);
 }
+/** @template T @param {Random} random @param {ReadonlyArray<T>} list @returns {T} */
 function pick(random, list) {
   return list[int(random, list.length)];
 }
+/** @param {Random} random @param {string} chars @param {number} count */
 function pickChars(random, chars, count) {
   return Array.from({ length: count }, () => chars[int(random, chars.length)]).join('');
 }
+/** @param {Random} random */
 function randomCodePoint(random) {
   for (;;) {
     const cp = int(random, 0x110000);
@@ -128,7 +163,11 @@ function randomCodePoint(random) {
   }
 }
 
-/** One hostile text: 0–40 fragments of the grammar (so empty, mask-less and over-long texts occur too). */
+/**
+ * One hostile text: 0–40 fragments of the grammar (so empty, mask-less and over-long texts occur too).
+ * @param {Random} random
+ * @returns {string}
+ */
 export function randomText(random) {
   const count = random() < 0.03 ? 0 : 1 + int(random, 40);
   let text = '';
@@ -143,6 +182,8 @@ export function randomText(random) {
 /**
  * One fill() call: a hostile text, mostly default options, sometimes valid non-default ones,
  * sometimes an invalid option or a non-string text (so BAD_OPTION is exercised too).
+ * @param {Random} random
+ * @returns {{ text: unknown, options: Record<string, unknown> }}
  */
 export function randomFillCall(random) {
   const roll = random();
@@ -155,7 +196,11 @@ export function randomFillCall(random) {
   return { text, options: pick(random, [{ topK: 0 }, { topK: 1.5 }, { threshold: -1 }, { threshold: NaN }, { filter: 'nope' }, { filter: { allow: ['不在词表里的词'] } }]) };
 }
 
-/** A short readable form of an input for reports: JSON with escapes, long runs elided. */
+/**
+ * A short readable form of an input for reports: JSON with escapes, long runs elided.
+ * @param {unknown} text
+ * @returns {string}
+ */
 export function describeInput(text) {
   if (typeof text !== 'string') return `(${text === null ? 'null' : typeof text}) ${String(text)}`;
   const json = JSON.stringify(text).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
@@ -169,6 +214,8 @@ const SOAK_POOL_SIZE = 40;
  * SOAK_POOL_SIZE (cache hits once seen), ~40% fresh texts with 1–3 masks (cache misses), ~10%
  * rejected calls (empty, no mask, too long, bad option), ~5% hostile grammar texts. `kind` says
  * which, for the report.
+ * @param {Random} random
+ * @returns {{ kind: 'repeat' | 'fresh' | 'error' | 'hostile', text: string, options: Record<string, unknown> }}
  */
 export function soakCall(random) {
   const roll = random();

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The model the reliability scripts (scripts/soak, scripts/fuzz-fill) run when no --model is
  * given: the tiny seeded test model the test suites generate under .cache/test-model/ (the
@@ -7,6 +8,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
+/**
+ * @param {string} repoRoot
+ * @returns {string} a mask-only model directory
+ */
 export function defaultTestModel(repoRoot) {
   const root = join(repoRoot, '.cache', 'test-model');
   const candidates = existsSync(root)
