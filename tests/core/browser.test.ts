@@ -31,7 +31,7 @@ const PAGE = `<!doctype html><meta charset="utf-8"><script type="module">
     const logits = new Float32Array(tokenizer.vocabSize());
     logits[tokenizer.tokenToId('上')] = 9;
     logits[tokenizer.tokenToId('下')] = 8;
-    const top = Array.from(decoder.decode(logits, 1, logits.length)[0].ids, (id) => tokenizer.idToToken(id));
+    const top = Array.from(decoder.decode(logits, 1, logits.length, undefined, undefined)[0].ids, (id) => tokenizer.idToToken(id));
     window.__result = { variant: core.variant, info: core.module.buildInfo(), isolated: crossOriginIsolated,
       warnings, ids: Array.from(encoding.ids), offsets: Array.from(encoding.offsets), top };
     decoder.delete();

@@ -86,7 +86,7 @@ describe.skipIf(missing !== null).each(VARIANTS)('decoder [%s build]', (variant)
 
   function expectMatchesReference(decoder: WasmDecoder, options: DecodeOptions, logits: Float32Array, nRows: number) {
     const eligible = referenceEligibility(tokenizer, options);
-    const rows = decoder.decode(logits, nRows, vocab);
+    const rows = decoder.decode(logits, nRows, vocab, undefined, undefined);
     expect(rows).toHaveLength(nRows);
     rows.forEach((row, r) => {
       const expected = referenceDecode(logits.subarray(r * vocab, (r + 1) * vocab), eligible, options);
@@ -119,7 +119,7 @@ describe.skipIf(missing !== null).each(VARIANTS)('decoder [%s build]', (variant)
     const logits = normalRow(next, 2 * vocab, 2).map((v) => Math.round(v)); // coarse: many exact ties
     for (let i = vocab; i < 2 * vocab; i++) if (next() < 0.999) logits[i] = -Infinity; // ~21 finite entries
     expectMatchesReference(decoder, options, logits, 2);
-    const sparse = decoder.decode(logits.subarray(vocab), 1, vocab)[0];
+    const sparse = decoder.decode(logits.subarray(vocab), 1, vocab, undefined, undefined)[0];
     for (const id of sparse.ids) expect(logits[vocab + id]).not.toBe(-Infinity);
   });
 
@@ -129,11 +129,11 @@ describe.skipIf(missing !== null).each(VARIANTS)('decoder [%s build]', (variant)
     const ids = [special.mask, special.unk, tokenizer.tokenToId('[unused5]'), tokenizer.tokenToId('##的'),
       tokenizer.tokenToId('的'), tokenizer.tokenToId('了'), tokenizer.tokenToId('是')];
     ids.forEach((id, rank) => (logits[id] = 20 - rank));
-    expect(Array.from(makeDecoder({ topK: 2 }).decoder.decode(logits, 1, vocab)[0].ids)).toEqual(ids.slice(4, 6));
+    expect(Array.from(makeDecoder({ topK: 2 }).decoder.decode(logits, 1, vocab, undefined, undefined)[0].ids)).toEqual(ids.slice(4, 6));
     const flagsOff = makeDecoder({ topK: 4, excludeSpecial: false, excludeSubwords: false });
-    expect(Array.from(flagsOff.decoder.decode(logits, 1, vocab)[0].ids)).toEqual(ids.slice(0, 4));
+    expect(Array.from(flagsOff.decoder.decode(logits, 1, vocab, undefined, undefined)[0].ids)).toEqual(ids.slice(0, 4));
     const lists = makeDecoder({ topK: 3, allowIds: new Int32Array([ids[5], ids[6], ids[0]]), denyIds: new Int32Array([ids[5]]) });
-    expect(Array.from(lists.decoder.decode(logits, 1, vocab)[0].ids)).toEqual([ids[6]]);
+    expect(Array.from(lists.decoder.decode(logits, 1, vocab, undefined, undefined)[0].ids)).toEqual([ids[6]]);
     expectMatchesReference(lists.decoder, lists.options, logits, 1);
   });
 
@@ -141,17 +141,17 @@ describe.skipIf(missing !== null).each(VARIANTS)('decoder [%s build]', (variant)
     const { decoder } = makeDecoder({});
     const logits = new Float32Array(2 * vocab);
     logits[vocab + 17] = NaN;
-    expect(() => decoder.decode(logits, 2, vocab)).toThrow(/logits\[row 1, column 17\] is NaN/);
+    expect(() => decoder.decode(logits, 2, vocab, undefined, undefined)).toThrow(/logits\[row 1, column 17\] is NaN/);
     logits[vocab + 17] = Infinity;
-    expect(() => decoder.decode(logits, 2, vocab)).toThrow(/logits\[row 1, column 17\] is \+Infinity/);
+    expect(() => decoder.decode(logits, 2, vocab, undefined, undefined)).toThrow(/logits\[row 1, column 17\] is \+Infinity/);
     logits.fill(-Infinity, vocab);
-    expect(() => decoder.decode(logits, 2, vocab)).toThrow(/row 1 is all -Infinity/);
-    expect(() => decoder.decode(logits, 3, vocab)).toThrow(/logits has 42256 values, expected nRows x vocabSize = 3 x 21128/);
-    expect(() => decoder.decode(logits, 2, 100)).toThrow(/vocabSize is 100 but the tokenizer's vocabulary has 21128/);
-    expect(() => decoder.decode(Array.from(logits) as never, 2, vocab)).toThrow(/logits must be a Float32Array/);
-    expect(decoder.decode(new Float32Array(0), 0, vocab)).toEqual([]);
+    expect(() => decoder.decode(logits, 2, vocab, undefined, undefined)).toThrow(/row 1 is all -Infinity/);
+    expect(() => decoder.decode(logits, 3, vocab, undefined, undefined)).toThrow(/logits has 42256 values, expected nRows x vocabSize = 3 x 21128/);
+    expect(() => decoder.decode(logits, 2, 100, undefined, undefined)).toThrow(/vocabSize is 100 but the tokenizer's vocabulary has 21128/);
+    expect(() => decoder.decode(Array.from(logits) as never, 2, vocab, undefined, undefined)).toThrow(/logits must be a Float32Array/);
+    expect(decoder.decode(new Float32Array(0), 0, vocab, undefined, undefined)).toEqual([]);
     // The decoder still works after errors.
-    expect(decoder.decode(new Float32Array(vocab), 1, vocab)[0].ids).toHaveLength(5);
+    expect(decoder.decode(new Float32Array(vocab), 1, vocab, undefined, undefined)[0].ids).toHaveLength(5);
   });
 
   test('bad options throw specific errors', () => {
