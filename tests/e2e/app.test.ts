@@ -18,7 +18,7 @@ const ONE_MASK = '春眠不觉晓，处处闻啼[MASK]。';
 const THREE_MASKS = '白日依山尽，黄[MASK]入[MASK]流。欲穷千里目，更上一层[MASK]。';
 const READY = /模型已就绪/;
 /** The runtime package's Node-only files: copied but never precached or loaded by the page. */
-const NOT_PRECACHED = /^tiankong\/(index|cli|node-[^/]*)\.js$/;
+const NOT_PRECACHED = /^tiankong\/(index|cli|node|tokenize)\.js$/;
 
 /** sha256 of every file under `dir`, by relative path. */
 function fileHashes(dir: string): Map<string, string> {

@@ -137,11 +137,9 @@ export function summarize(points) {
 export async function soakNode({ distDir, model, fills, samples = 10, seed = 7, warmup = 50, cache = { maxEntries: 500, maxBytes: 1 << 20 } }) {
   /** @param {string} file @returns {Promise<any>} */
   const load = (file) => import(pathToFileURL(join(distDir, file)).href);
-  const [{ FillMaskEngine, loadEngineCore }, { createNodeRuntime }, { loadModelDirectory }, { TiankongError }] =
-    await Promise.all([load('engine.js'), load('node-runtime.js'), load('node-model.js'), load('errors.js')]);
-  const runtime = await createNodeRuntime('wasm');
-  const core = await loadEngineCore();
-  const engine = await FillMaskEngine.create({ model: await loadModelDirectory(model), core, runtime, cache });
+  // node.js openNodeEngine: the steps createFillMask takes, returning the core too (its heap is sampled).
+  const [{ openNodeEngine }, { TiankongError }] = await Promise.all([load('node.js'), load('errors.js')]);
+  const { engine, core } = await openNodeEngine({ model, backend: 'wasm', cache });
   /** @type {(text: string, options: object) => Promise<Outcome>} */
   const fill = (text, options) => engine.fill(text, options).then(() => ({ ok: true }),
     (/** @type {any} */ error) => ({ ok: false, tiankong: error instanceof TiankongError, message: String(error?.stack ?? error) }));
@@ -165,7 +163,7 @@ export async function soakNode({ distDir, model, fills, samples = 10, seed = 7, 
       await fill(call.text, call.options);
     }
     const run = await drive({ total: fills, samples, seed, fill, sample });
-    return { ...run, summary: summarize(run.samples), cache: engine.stats().cache, threads: runtime.threads };
+    return { ...run, summary: summarize(run.samples), cache: engine.stats().cache, threads: engine.stats().threads };
   } finally {
     inspector.disconnect();
     await engine.dispose();

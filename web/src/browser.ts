@@ -1,7 +1,8 @@
 /**
  * tiankong browser entry: the same API as the Node entry, but the model runs in a dedicated
- * module Worker (worker.ts) so inference never blocks the page. This file is only a message
- * proxy: request ids, transferables for model bytes, and cancellation of superseded requests.
+ * module Worker (worker.ts) so inference never blocks the page. This file only starts the Worker
+ * and proxies the API to it: the model argument is resolved (URLs made absolute, bytes transferred)
+ * and each call becomes a request (browser/client.ts: ids, progress, cancellation).
  *
  * @example
  * ```ts
@@ -20,12 +21,11 @@
  * ```
  * @packageDocumentation
  */
-import { TiankongError, abortError, deserializeError, describe } from './errors.js';
-import { isModelBytes } from './model-source.js';
-import type { Reply, Request, WireCreateOptions } from './protocol.js';
-import type {
-  CreateFillMaskOptions, ExplainOptions, ExplainResult, FillMaskModel, FillMaskStats, FillOptions, FillResult, LoadProgress,
-} from './types.js';
+import { WorkerClient } from './browser/client.js';
+import type { WireCreateOptions } from './browser/protocol.js';
+import { TiankongError, describe } from './errors.js';
+import { isModelBytes } from './model/bytes.js';
+import type { CreateFillMaskOptions, ExplainOptions, ExplainResult, FillMaskModel, FillOptions, FillResult } from './types.js';
 
 export { TiankongError } from './errors.js';
 export type * from './types.js';
@@ -39,80 +39,6 @@ export interface BrowserFillMaskOptions extends CreateFillMaskOptions {
    */
   assets?: { core?: string | URL; ort?: string | URL };
 }
-
-type Pending = { resolve(value: unknown): void; reject(error: TiankongError): void; onProgress?: (p: LoadProgress) => void };
-
-/** Why the Worker died: offline before worker.js was ever downloaded, or a load/bundling problem. */
-function workerError(event: ErrorEvent): TiankongError {
-  if (!event.message && typeof navigator !== 'undefined' && navigator.onLine === false) {
-    return new TiankongError('NETWORK', 'tiankong: the browser is offline, so the runtime\'s Worker (worker.js) could not be ' +
-      'downloaded; connect and try again (an app can precache it with a service worker to work offline)');
-  }
-  return new TiankongError('UNSUPPORTED', `tiankong: the Worker failed: ${event.message || 'could not load worker.js'}; ` +
-    'make sure your bundler serves the package\'s dist/worker.js as a module worker');
-}
-
-/** Request/response bookkeeping over one Worker. */
-class WorkerClient {
-  private nextId = 1;
-  private readonly pending = new Map<number, Pending>();
-  private failure: TiankongError | null = null;
-  latestStats: FillMaskStats | null = null;
-
-  constructor(private readonly worker: Worker) {
-    worker.onmessage = (event: MessageEvent<Reply>) => this.receive(event.data);
-    worker.onerror = (event: ErrorEvent) => {
-      event.preventDefault();
-      this.fail(workerError(event));
-    };
-  }
-
-  /** Sends a request; `signal` cancels it (the Worker skips it if it has not started). */
-  request(message: DistributiveOmit<Request, 'id'>, options: { transfer?: Transferable[]; signal?: AbortSignal; onProgress?: (p: LoadProgress) => void } = {}): Promise<unknown> {
-    if (this.failure) return Promise.reject(this.failure);
-    const { signal } = options;
-    if (signal?.aborted) return Promise.reject(abortError(signal));
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        this.pending.delete(id);
-        this.worker.postMessage({ type: 'cancel', id: this.nextId++, target: id } satisfies Request);
-        reject(abortError(signal));
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const done = () => signal?.removeEventListener('abort', onAbort);
-      this.pending.set(id, {
-        resolve: (value) => { done(); resolve(value); },
-        reject: (error) => { done(); reject(error); },
-        onProgress: options.onProgress,
-      });
-      this.worker.postMessage({ ...message, id } as Request, options.transfer ?? []);
-    });
-  }
-
-  /** Rejects everything pending and every later request with `error`, and ends the Worker. */
-  fail(error: TiankongError): void {
-    this.failure ??= error;
-    for (const pending of this.pending.values()) pending.reject(error);
-    this.pending.clear();
-    this.worker.terminate();
-  }
-
-  private receive(reply: Reply): void {
-    const pending = this.pending.get(reply.id);
-    if (!pending) return; // cancelled on this side already
-    if (reply.type === 'progress') return pending.onProgress?.(reply.progress);
-    this.pending.delete(reply.id);
-    if (reply.type === 'result') {
-      if (reply.stats) this.latestStats = reply.stats;
-      pending.resolve(reply.value);
-    } else {
-      pending.reject(deserializeError(reply.error));
-    }
-  }
-}
-
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** Resolves a model argument for the Worker: URLs become absolute; bytes are transferred when that is free. */
 function wireModel(model: CreateFillMaskOptions['model']): { model: WireCreateOptions['model']; transfer: Transferable[] } {

@@ -33,6 +33,7 @@ export type TiankongErrorCode =
   /** The request was cancelled through its AbortSignal (also a superseded request). */
   | 'ABORTED';
 
+/** Every failure of the tiankong API: `code` says which kind, `message` what to do. */
 export class TiankongError extends Error {
   override readonly name = 'TiankongError';
   /** Index into the `texts` of `fillBatch` when one text of a batch is at fault. */
@@ -50,6 +51,7 @@ export interface SerializedError {
   index?: number;
 }
 
+/** Any thrown value → its form for postMessage (unknown failures become BAD_MODEL with their text). */
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof TiankongError) {
     return { code: error.code, message: error.message, ...(error.index === undefined ? {} : { index: error.index }) };
@@ -58,6 +60,7 @@ export function serializeError(error: unknown): SerializedError {
   return { code: 'BAD_MODEL', message: `tiankong: unexpected failure: ${describe(error)}` };
 }
 
+/** The TiankongError a serialized error describes (the Worker's errors on the page's side). */
 export function deserializeError(error: SerializedError): TiankongError {
   const result = new TiankongError(error.code, error.message);
   if (error.index !== undefined) result.index = error.index;
@@ -69,12 +72,14 @@ export function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The ABORTED error for a cancelled request, naming the signal's reason. */
 export function abortError(signal?: AbortSignal): TiankongError {
   const reason = signal?.reason;
   const why = reason instanceof Error ? `: ${reason.message}` : typeof reason === 'string' ? `: ${reason}` : '';
   return new TiankongError('ABORTED', `tiankong: the request was cancelled${why}`);
 }
 
+/** Throws ABORTED when `signal` has been aborted. */
 export function throwIfAborted(signal?: AbortSignal): void {
   if (signal?.aborted) throw abortError(signal);
 }

@@ -14,15 +14,13 @@
  * ```
  * @packageDocumentation
  */
-import { FillMaskEngine, checkMemoryOption, loadEngineCore } from './engine.js';
-import { loadModelInNode } from './node-model.js';
-import { createNodeRuntime } from './node-runtime.js';
+import { openNodeEngine } from './node.js';
 import type { CreateFillMaskOptions, FillMaskModel } from './types.js';
 
 export { TiankongError } from './errors.js';
 export type * from './types.js';
 export { createTokenizer, type Tokenized, type TokenizerHandle, type TokenizerSettings } from './tokenize.js';
-export { DEFAULT_MODEL_DIR } from './node-model.js';
+export { DEFAULT_MODEL_DIR } from './node.js';
 
 /**
  * Loads a model and returns a {@link FillMaskModel}. Rejects with a {@link TiankongError}
@@ -35,21 +33,12 @@ export { DEFAULT_MODEL_DIR } from './node-model.js';
  * ```
  */
 export async function createFillMask(options: CreateFillMaskOptions = {}): Promise<FillMaskModel> {
-  const runtime = await createNodeRuntime(options.backend, options.threads);
-  checkMemoryOption(options.memory);
-  const model = await loadModelInNode(options.model, { onProgress: options.onProgress, signal: options.signal, memory: options.memory });
-  const core = await loadEngineCore();
-  try {
-    const engine = await FillMaskEngine.create({ model, core, runtime, cache: options.cache });
-    return {
-      fill: (text, fillOptions) => engine.fill(text, fillOptions),
-      fillBatch: (texts, fillOptions) => engine.fillBatch(texts, fillOptions),
-      explain: (text, maskIndex, token, explainOptions) => engine.explain(text, maskIndex, token, explainOptions),
-      stats: () => engine.stats(),
-      dispose: () => engine.dispose(),
-    };
-  } catch (error) {
-    core.dispose();
-    throw error;
-  }
+  const { engine } = await openNodeEngine(options);
+  return {
+    fill: (text, fillOptions) => engine.fill(text, fillOptions),
+    fillBatch: (texts, fillOptions) => engine.fillBatch(texts, fillOptions),
+    explain: (text, maskIndex, token, explainOptions) => engine.explain(text, maskIndex, token, explainOptions),
+    stats: () => engine.stats(),
+    dispose: () => engine.dispose(),
+  };
 }

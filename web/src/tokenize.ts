@@ -3,8 +3,9 @@
  * `tiankong tokenize`.
  */
 import { readFile } from 'node:fs/promises';
+import { loadEngineCore } from './core/engine-core.js';
+import { encodeText, newTokenizer } from './core/tokenizer.js';
 import { TiankongError, describe } from './errors.js';
-import { loadEngineCore, toWellFormed } from './engine.js';
 
 export interface TokenizerSettings {
   /** Lowercase (and strip accents) like an uncased BERT. Default false (bert-base-chinese). */
@@ -27,6 +28,9 @@ export interface TokenizerHandle {
 }
 
 /**
+ * A tokenizer for the vocab.txt at `vocabPath` (BERT WordPiece, as the models use it). Rejects with
+ * BAD_MODEL when the file cannot be read or is not a vocabulary, BAD_OPTION for bad settings.
+ *
  * @example
  * ```ts
  * const tokenizer = await createTokenizer('model/default/vocab.txt');
@@ -35,6 +39,14 @@ export interface TokenizerHandle {
  * ```
  */
 export async function createTokenizer(vocabPath: string, settings: TokenizerSettings = {}): Promise<TokenizerHandle> {
+  const lowercase = settings.lowercase ?? false;
+  const maxLength = settings.maxLength ?? 512;
+  if (typeof lowercase !== 'boolean') {
+    throw new TiankongError('BAD_OPTION', `tiankong: lowercase must be true or false, got ${JSON.stringify(lowercase)}`);
+  }
+  if (!Number.isInteger(maxLength) || maxLength < 2 || maxLength > 2 ** 30) {
+    throw new TiankongError('BAD_OPTION', `tiankong: maxLength must be an integer from 2 to ${2 ** 30}, got ${maxLength}`);
+  }
   let vocab: Uint8Array;
   try {
     vocab = new Uint8Array(await readFile(vocabPath));
@@ -42,20 +54,20 @@ export async function createTokenizer(vocabPath: string, settings: TokenizerSett
     throw new TiankongError('BAD_MODEL', `tiankong: cannot read the vocab ${vocabPath}: ${describe(error)}`);
   }
   const core = await loadEngineCore();
-  const lowercase = settings.lowercase ?? false;
   let tokenizer;
   try {
-    tokenizer = new core.module.Tokenizer(vocab, {
-      cleanText: true, handleChineseChars: true, stripAccents: lowercase, lowercase,
-      maxInputCharsPerWord: 100, maxLength: settings.maxLength ?? 512,
-    });
+    tokenizer = newTokenizer(core.module, vocab, { cleanText: true, handleChineseChars: true, stripAccents: lowercase, lowercase, maxLength },
+      vocabPath);
   } catch (error) {
     core.dispose();
-    throw new TiankongError('BAD_MODEL', `tiankong: ${vocabPath}: ${describe(error)}`);
+    throw error;
   }
   return {
     encode(text: string): Tokenized {
-      const encoding = tokenizer.encode(toWellFormed(text));
+      if (typeof text !== 'string') {
+        throw new TiankongError('BAD_OPTION', `tiankong: text must be a string, got ${text === null ? 'null' : typeof text}`);
+      }
+      const { encoding } = encodeText(tokenizer, text);
       const ids = Array.from(encoding.ids);
       return {
         tokens: ids.map((id) => tokenizer.idToToken(id)),

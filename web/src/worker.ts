@@ -1,15 +1,20 @@
 /**
  * The tiankong Worker (dedicated module Worker): owns the C++ core, the model and the ONNX
  * Runtime Web session, so inference never blocks the page. Started by browser.ts; speaks
- * protocol.ts. One model per Worker.
+ * browser/protocol.ts. One model per Worker. It stays at the package root (dist/worker.js, the
+ * "./worker" export) with the one bare import of the runtime, so hosts that map that import
+ * (bundlers, import maps, the app build) find it in one file.
  */
 import * as ort from 'onnxruntime-web/wasm';
-import { FillMaskEngine, checkMemoryOption, loadEngineCore } from './engine.js';
+import type { Reply, Request, WireCreateOptions } from './browser/protocol.js';
+import { loadEngineCore } from './core/engine-core.js';
+import { FillMaskEngine } from './engine/engine.js';
+import { type CreateSettings, checkCreateOptions, defaultThreads } from './engine/options.js';
+import type { InferenceRuntime, OrtModule } from './engine/session.js';
 import { TiankongError, serializeError } from './errors.js';
-import { isModelBytes, loadModelFromBytes, loadModelFromUrl } from './model-source.js';
-import type { Reply, Request, WireCreateOptions } from './protocol.js';
+import { isModelBytes, loadModelFromBytes } from './model/bytes.js';
+import { loadModelFromUrl } from './model/url.js';
 import type { LoadProgress } from './types.js';
-import { type InferenceRuntime, type OrtModule, defaultThreads } from './runtime.js';
 
 const scope = self as unknown as DedicatedWorkerGlobalScope;
 let engine: FillMaskEngine | null = null;
@@ -20,15 +25,11 @@ function post(reply: Reply): void {
   scope.postMessage(reply);
 }
 
-/** Threads only when the page is cross-origin isolated (SharedArrayBuffer); WebGPU is not bundled. */
-function createWorkerRuntime(options: WireCreateOptions): InferenceRuntime {
-  const { backend = 'auto', threads } = options;
-  if (!['auto', 'wasm', 'webgpu'].includes(backend)) {
-    throw new TiankongError('BAD_OPTION', `tiankong: backend must be 'auto', 'wasm' or 'webgpu', got ${JSON.stringify(backend)}`);
-  }
-  if (threads !== undefined && (!Number.isInteger(threads) || threads < 1)) {
-    throw new TiankongError('BAD_OPTION', `tiankong: threads must be a positive integer, got ${threads}`);
-  }
+/**
+ * ONNX Runtime Web for checked options: threads only when the page is cross-origin isolated
+ * (SharedArrayBuffer); WebGPU is not bundled. `ortBase` overrides where ORT's wasm files are.
+ */
+function createWorkerRuntime({ backend, threads }: CreateSettings, ortBase: string | undefined): InferenceRuntime {
   const cores = navigator.hardwareConcurrency || 1;
   let count: number;
   let threadsReason: string;
@@ -45,12 +46,11 @@ function createWorkerRuntime(options: WireCreateOptions): InferenceRuntime {
     ? `WebGPU ${hasWebGpu ? 'is available but' : 'is not available in this browser and'} is not bundled ` +
       '(onnxruntime-web\'s WebGPU build adds a second ~26 MB wasm; this INT8 model targets the wasm CPU kernels): using wasm'
     : backend === 'wasm' ? 'requested' : 'default (WebAssembly, SIMD)';
-  const base = options.assets?.ort;
   ort.env.wasm.numThreads = count;
   // Literal URLs so bundlers (Vite, webpack 5) see and emit the files; dist/ort/ holds copies.
   ort.env.wasm.wasmPaths = {
-    mjs: base ? new URL('ort-wasm-simd-threaded.mjs', base) : new URL('./ort/ort-wasm-simd-threaded.mjs', import.meta.url),
-    wasm: base ? new URL('ort-wasm-simd-threaded.wasm', base) : new URL('./ort/ort-wasm-simd-threaded.wasm', import.meta.url),
+    mjs: ortBase ? new URL('ort-wasm-simd-threaded.mjs', ortBase) : new URL('./ort/ort-wasm-simd-threaded.mjs', import.meta.url),
+    wasm: ortBase ? new URL('ort-wasm-simd-threaded.wasm', ortBase) : new URL('./ort/ort-wasm-simd-threaded.wasm', import.meta.url),
   };
   return {
     ort: ort as unknown as OrtModule, backend: 'wasm', backendReason, threads: count, threadsReason,
@@ -60,15 +60,15 @@ function createWorkerRuntime(options: WireCreateOptions): InferenceRuntime {
 
 async function create(id: number, options: WireCreateOptions, signal: AbortSignal): Promise<void> {
   if (engine) throw new TiankongError('BAD_OPTION', 'tiankong: this Worker already holds a model');
-  const runtime = createWorkerRuntime(options);
-  checkMemoryOption(options.memory);
-  const progress = { onProgress: (p: LoadProgress) => post({ type: 'progress', id, progress: p }), signal, memory: options.memory };
+  const settings = checkCreateOptions(options);
+  const runtime = createWorkerRuntime(settings, options.assets?.ort);
+  const progress = { onProgress: (p: LoadProgress) => post({ type: 'progress', id, progress: p }), signal, memory: settings.memory };
   const model = isModelBytes(options.model)
     ? await loadModelFromBytes(options.model, progress)
     : await loadModelFromUrl(new URL(options.model), progress);
   const core = await loadEngineCore(options.assets?.core);
   try {
-    engine = await FillMaskEngine.create({ model, core, runtime, cache: options.cache });
+    engine = await FillMaskEngine.create({ model, core, runtime, cache: settings.cache });
   } catch (error) {
     core.dispose();
     throw error;

@@ -26,7 +26,9 @@ export const MODEL_DIR = 'models/default';
 /** Files of the runtime package the browser never loads. */
 const RUNTIME_SKIP = /\.(map|d\.ts)$/;
 /** The package's Node entry and Node-only modules: copied as they are, never loaded by the page. */
-const NODE_ONLY = /^(index|cli|node-[^/]*)\.js$/;
+const NODE_ONLY = /^(index|cli|node|tokenize)\.js$/;
+/** Emscripten and ONNX Runtime output inside the package (and vendored copies): loaded by URL, never rewritten. */
+const GENERATED = /^(core\/wasm|ort|vendor)\//;
 /** Output files that are not precached: the worker itself and the package's Node-only files. */
 const isPrecached = (url) => url !== 'sw.js' && !(url.startsWith(`${RUNTIME_DIR}/`) && NODE_ONLY.test(url.slice(RUNTIME_DIR.length + 1)));
 
@@ -136,8 +138,8 @@ export function tiankongApp(options = {}) {
       const { runtimeDir, modelDir, manifest } = inputs;
       const runtimeOut = path.join(outDir, RUNTIME_DIR);
       cpSync(runtimeDir, runtimeOut, { recursive: true, filter: (src) => !RUNTIME_SKIP.test(src) });
-      // The package's own modules sit at its top level (core/ and ort/ hold Emscripten output).
-      const browserModules = readdirSync(runtimeOut).filter((f) => /\.m?js$/.test(f) && !NODE_ONLY.test(f));
+      // The package's own modules: its top level and folders, without the generated glue.
+      const browserModules = listFiles(runtimeOut).filter((f) => /\.m?js$/.test(f) && !GENERATED.test(f) && !NODE_ONLY.test(f));
       vendorBareImports(runtimeOut, browserModules.map((f) => path.join(runtimeOut, f)), REPO);
       for (const file of ['model.json', ...Object.keys(manifest.files)]) {
         cpSync(path.join(modelDir, file), path.join(outDir, MODEL_DIR, file));

@@ -47,6 +47,7 @@ export const COOP_COEP_HINT =
   'serve the page with the headers "Cross-Origin-Opener-Policy: same-origin" and ' +
   '"Cross-Origin-Embedder-Policy: require-corp" to enable threads';
 
+/** Reads the environment the variant choice depends on from globalThis. */
 export function detectEnvironment(): CoreEnvironment {
   const g = globalThis as { process?: { versions?: { node?: string } }; crossOriginIsolated?: boolean };
   return {

@@ -14,7 +14,7 @@
  * - message `{ type: 'skip-waiting' }` activates a waiting update (the page then reloads);
  *   `{ type: 'claim' }` takes control of a page that loaded without it (a hard reload).
  */
-import { MODEL_CACHE_NAME, modelCacheKey } from '../../../src/model-source.js';
+import { MODEL_CACHE_NAME, modelCacheKey } from '../../../src/model/cache-storage.js';
 
 declare const self: ServiceWorkerGlobalScope;
 

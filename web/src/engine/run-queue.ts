@@ -2,8 +2,9 @@
  * Runs async tasks one at a time, in order. ONNX Runtime Web cannot run one session
  * concurrently, so every `session.run` goes through one of these.
  */
-import { TiankongError, abortError, throwIfAborted } from './errors.js';
+import { TiankongError, abortError, throwIfAborted } from '../errors.js';
 
+/** A queue of async tasks run one at a time, in order; closable (see close). */
 export class SerialQueue {
   private tail: Promise<unknown> = Promise.resolve();
   private closedMessage: string | null = null;

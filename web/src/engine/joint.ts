@@ -15,7 +15,7 @@
  * activations per tensor, so batched hypotheses would change each other's probabilities (see
  * explain.ts and docs/attribution-and-joint.md for the measurement).
  */
-import type { DecodedRow } from './core/core-module.js';
+import type { DecodedRow } from '../core/core-module.js';
 import type { MaskedLogits } from './explain.js';
 
 /**

@@ -1,9 +1,16 @@
-/** Reading and checking model.json against the files it describes. */
-import { TiankongError } from './errors.js';
-import type { ModelManifest } from './types.js';
+/**
+ * model.json: parsing and checking it, the files it lists, and checking those files against it
+ * (size and sha256). Pure functions over bytes and text; the sources (url.ts, bytes.ts, Node's
+ * directories in node.ts) do the reading and load.ts runs the steps in order.
+ */
+import { TiankongError } from '../errors.js';
+import type { LoadProgress, ModelManifest } from '../types.js';
 
+/** The manifest format this runtime reads (model.json's "format"). */
 export const MANIFEST_FORMAT = 'tiankong-model/1';
+/** The graph's file name inside a model directory. */
 export const MODEL_FILE = 'model.onnx';
+/** The manifest's file name inside a model directory. */
 export const MANIFEST_FILE = 'model.json';
 
 function bad(where: string, problem: string): TiankongError {
@@ -76,15 +83,43 @@ function checkFileName(file: string, where: string): void {
   }
 }
 
+/** One file model.json lists, as a loader reads it. */
+export interface ListedFile {
+  /** The file name inside the model directory (checked: a plain name). */
+  name: string;
+  /** What it is, as progress events name it. */
+  role: Exclude<LoadProgress['file'], 'model.json'>;
+  sha256: string;
+  bytes: number;
+}
+
+/**
+ * The files to load for a checked manifest, in load order: the vocabulary, the model, and the
+ * corpus memory when the manifest lists one and `withMemory`.
+ */
+export function listedFiles(manifest: ModelManifest, withMemory: boolean): ListedFile[] {
+  const entry = (name: string, role: ListedFile['role']): ListedFile => {
+    const { sha256, bytes } = manifest.files[name]!;
+    return { name, role, sha256, bytes };
+  };
+  const files = [entry(manifest.tokenizer.vocab, 'vocab.txt'), entry(MODEL_FILE, 'model.onnx')];
+  if (withMemory && manifest.memory) files.push(entry(manifest.memory.file, 'memory.bin'));
+  return files;
+}
+
 /** Lowercase hex sha256 of bytes (WebCrypto: browsers, workers and Node ≥ 20). */
 export async function sha256Hex(bytes: Uint8Array): Promise<string> {
   const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
   return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
+/** True when `bytes` has the size and sha256 model.json declares for `file` (a stored copy is checked this way). */
+export async function matchesFile(file: ListedFile, bytes: Uint8Array): Promise<boolean> {
+  return bytes.byteLength === file.bytes && (await sha256Hex(bytes)) === file.sha256;
+}
+
 /** Throws INTEGRITY unless `bytes` has the size and sha256 model.json declares for `file`. */
-export async function verifyFile(manifest: ModelManifest, file: string, bytes: Uint8Array, where: string): Promise<void> {
-  const expected = manifest.files[file]!;
+export async function verifyFile(expected: ListedFile, bytes: Uint8Array, where: string): Promise<void> {
   if (bytes.byteLength !== expected.bytes) {
     throw new TiankongError('INTEGRITY', `tiankong: ${where} has ${bytes.byteLength} bytes but model.json says ` +
       `${expected.bytes}; the file is truncated or from another model — re-export or re-download it`);

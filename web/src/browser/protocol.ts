@@ -1,11 +1,11 @@
 /**
- * Messages between the browser entry (browser.ts, main thread) and the Worker (worker.ts).
+ * Messages between the browser entry (browser.ts and browser/client.ts, main thread) and the Worker (worker.ts).
  * Every request carries an id; the Worker answers each with exactly one `result` or `error`
  * (plus `progress` messages for `create`). Results carry a stats snapshot so the main
  * thread's `stats()` can stay synchronous.
  */
-import type { SerializedError } from './errors.js';
-import type { Backend, FillMaskStats, FillOptions, LoadProgress, ModelBytes } from './types.js';
+import type { SerializedError } from '../errors.js';
+import type { Backend, FillMaskStats, FillOptions, LoadProgress, ModelBytes } from '../types.js';
 
 /** FillOptions minus the AbortSignal (not cloneable; cancellation is a `cancel` message). */
 export type WireFillOptions = Omit<FillOptions, 'signal'>;

@@ -1,0 +1,306 @@
+/**
+ * The fill-mask engine, shared by Node (in-process) and browsers (inside the Worker). A request
+ * takes this path:
+ *
+ *   options (options.ts) → tokenize in the core (encode.ts) → result-cache lookup in the core
+ *   (results.ts) → one ONNX Runtime run for all the masks of the text (session.ts) → top-k and
+ *   memory fusion in the core (decoding.ts) → cache put → public result (results.ts)
+ *
+ * One InferenceSession per model; runs are serialized (run-queue.ts). Attribution (explain.ts) and
+ * joint decoding of adjacent masks (joint.ts) drive the same session through `logitsOf` and cache
+ * their results in the same cache under their own fingerprints.
+ */
+import type { FusionOptions, WasmFingerprintCache, WasmMemory, WasmTokenizer } from '../core/core-module.js';
+import type { LoadedCore } from '../core/load-core.js';
+import { TiankongError, throwIfAborted } from '../errors.js';
+import type { LoadedModel } from '../model/load.js';
+import type {
+  ExplainOptions, ExplainResult, FillMaskStats, FillOptions, FillResult,
+} from '../types.js';
+import { type Decoding, Decoders, MemorySources, decodeLogits, fusionOptions, loadMemory, memoryStats } from './decoding.js';
+import { type Encoded, encodeMasked, modelTokenizer } from './encode.js';
+import { type MaskedLogits, type Occlusion, occlude, topScores } from './explain.js';
+import { adjacentMaskRuns, decodeRunJointly } from './joint.js';
+import {
+  type CreateSettings, type FillSettings, checkCandidateToken, checkExplainOptions, checkFillOptions, checkMaskIndex,
+  checkText, checkTexts,
+} from './options.js';
+import {
+  type CachedRows, type CachedWords, cachedRows, explainFingerprint, explainedTokens, jointFingerprint, masksOf, wordsOf,
+} from './results.js';
+import { SerialQueue } from './run-queue.js';
+import { type InferenceRuntime, type OrtSession, checkLogits, createSession, runSession } from './session.js';
+
+/** How many tokens `explain` marks as the strongest support. */
+const EXPLAIN_TOP = 3;
+
+export interface EngineSetup {
+  model: LoadedModel;
+  core: LoadedCore;
+  runtime: InferenceRuntime;
+  /** The result cache's bounds, checked (options.ts: checkCreateOptions). */
+  cache: CreateSettings['cache'];
+}
+
+/** A fill request after its options are checked, its decoders chosen and its text tokenized. */
+interface Prepared extends Encoded {
+  decoding: Decoding;
+  joint: { beam: number; topK: number; decoding: Decoding } | null;
+}
+
+const now = (): number => performance.now();
+const disposedMessage = 'tiankong: this model was disposed; create a new one with createFillMask()';
+
+/**
+ * One model ready to fill: owns its tokenizer, decoders, memory, result cache and inference
+ * session, and frees them on dispose(). Build it with FillMaskEngine.create.
+ */
+export class FillMaskEngine {
+  private readonly queue = new SerialQueue();
+  private readonly decoders: Decoders;
+  private readonly sources: MemorySources;
+  private vocab: string[] | null = null;
+  private disposed = false;
+  private runs = 0;
+  private lastStats: FillMaskStats;
+
+  private constructor(
+    private readonly core: LoadedCore,
+    private readonly runtime: InferenceRuntime,
+    private readonly model: Omit<LoadedModel, 'modelBytes' | 'vocabBytes' | 'memoryBytes'>,
+    private readonly tokenizer: WasmTokenizer,
+    private readonly session: OrtSession,
+    private readonly cache: WasmFingerprintCache,
+    private readonly memory: WasmMemory | null,
+    fusion: FusionOptions,
+  ) {
+    this.decoders = new Decoders(core.module, tokenizer, () => this.tokens(), memory, fusion);
+    this.sources = new MemorySources(memory);
+    this.lastStats = this.collectStats();
+  }
+
+  /**
+   * Builds the tokenizer, the inference session, the memory and the cache, checking the model
+   * against its manifest on the way. Throws BAD_MODEL; frees what it built when it fails.
+   */
+  static async create(setup: EngineSetup): Promise<FillMaskEngine> {
+    const { model, core, runtime } = setup;
+    const { module } = core;
+    const tokenizer = modelTokenizer(module, model);
+    let session: OrtSession | undefined;
+    let memory: WasmMemory | null = null;
+    try {
+      session = await createSession(runtime, model);
+      const fusion = fusionOptions(model.manifest, model.source);
+      if (model.memoryBytes) memory = loadMemory(module, model.memoryBytes, tokenizer, model.manifest, model.source);
+      const cache = new module.FingerprintCache(setup.cache.maxEntries, setup.cache.maxBytes);
+      const { modelBytes: _m, vocabBytes: _v, memoryBytes: _b, ...description } = model; // the core holds its own copies
+      return new FillMaskEngine(core, runtime, description, tokenizer, session, cache, memory, fusion);
+    } catch (error) {
+      memory?.delete();
+      tokenizer.delete();
+      await session?.release().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** See FillMaskModel.fill. */
+  async fill(text: string, options: FillOptions = {}): Promise<FillResult> {
+    const prepared = this.prepare(text, options);
+    return this.complete(prepared, options.signal);
+  }
+
+  /** See FillMaskModel.fillBatch: every text is checked before any runs. */
+  async fillBatch(texts: string[], options: FillOptions = {}): Promise<FillResult[]> {
+    checkTexts(texts);
+    const prepared = texts.map((text, index) => {
+      try {
+        return this.prepare(text, options);
+      } catch (error) {
+        if (error instanceof TiankongError && error.code !== 'DISPOSED' && error.code !== 'BAD_OPTION') {
+          error.message = `texts[${index}]: ${error.message}`;
+          error.index = index;
+        }
+        throw error;
+      }
+    });
+    const results: FillResult[] = [];
+    for (const item of prepared) results.push(await this.complete(item, options.signal));
+    return results;
+  }
+
+  /** See FillMaskModel.explain. */
+  async explain(text: string, maskIndex: number, token: string, options: ExplainOptions = {}): Promise<ExplainResult> {
+    const started = now();
+    this.throwIfDisposed();
+    checkExplainOptions(options);
+    checkText(text);
+    const item = encodeMasked(this.tokenizer, text, this.model.manifest.max_length, started);
+    checkMaskIndex(maskIndex, item.maskPositions.length);
+    checkCandidateToken(token);
+    const candidateId = this.tokenizer.tokenToId(token);
+    if (candidateId < 0) {
+      throw new TiankongError('BAD_OPTION', `tiankong: token ${JSON.stringify(token)} is not in the model's vocabulary; ` +
+        'explain a candidate token that fill() returned');
+    }
+    const target = item.maskPositions[maskIndex]!;
+    const positions = Int32Array.of(target);
+    const fingerprint = explainFingerprint(candidateId);
+    const hit = this.cache.get(item.ids, positions, fingerprint);
+    let occlusion: Occlusion;
+    let inferenceMs = 0;
+    let runs = 0;
+    if (hit !== undefined) {
+      occlusion = JSON.parse(hit) as Occlusion;
+    } else {
+      ({ occlusion, inferenceMs, runs } = await this.queue.run(async () => {
+        const runsBefore = this.runs;
+        const inferenceStarted = now();
+        const result = await occlude(this.logitsOf, item.ids, target, candidateId, this.tokenizer.specialIds().mask,
+          this.tokenizer.vocabSize(), () => throwIfAborted(options.signal));
+        if (!this.disposed) this.cache.put(item.ids, positions, fingerprint, JSON.stringify(result));
+        return { occlusion: result, inferenceMs: now() - inferenceStarted, runs: this.runs - runsBefore };
+      }, options.signal));
+    }
+    return {
+      text: item.text, maskIndex, token, method: 'occlusion', logProb: occlusion.logProb,
+      tokens: explainedTokens(item, occlusion, this.tokens()),
+      top: topScores(occlusion.scores, EXPLAIN_TOP), cached: hit !== undefined,
+      timings: { tokenizeMs: item.tokenizeMs, inferenceMs, totalMs: now() - started, runs },
+    };
+  }
+
+  /** A snapshot of cache, backend, core and model information (the last one after dispose). */
+  stats(): FillMaskStats {
+    if (!this.disposed) this.lastStats = this.collectStats();
+    return this.lastStats;
+  }
+
+  /** Waits for the running inference, rejects queued ones with DISPOSED, frees everything. Idempotent. */
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.lastStats = this.collectStats();
+    this.disposed = true;
+    await this.queue.close(disposedMessage);
+    this.decoders.delete();
+    this.memory?.delete(); // after the decoders that point to it
+    this.cache.delete();
+    this.tokenizer.delete();
+    await this.session.release().catch(() => undefined);
+    this.core.dispose();
+  }
+
+  /** Options first (BAD_OPTION before anything about the text), then the text. */
+  private prepare(text: string, options: FillOptions): Prepared {
+    const started = now();
+    this.throwIfDisposed();
+    const settings: FillSettings = checkFillOptions(options, this.tokenizer.vocabSize());
+    const decoding = this.decoders.get(settings.decode);
+    const joint = settings.joint && { ...settings.joint, decoding: this.decoders.get(settings.joint.decode) };
+    checkText(text);
+    return { ...encodeMasked(this.tokenizer, text, this.model.manifest.max_length, started), decoding, joint };
+  }
+
+  private async complete(item: Prepared, signal?: AbortSignal): Promise<FillResult> {
+    const { ids, maskPositions, decoding } = item;
+    const hit = this.cache.get(ids, maskPositions, decoding.fingerprint);
+    let rows: CachedRows;
+    let inferenceMs = 0;
+    let decodeMs = 0;
+    if (hit !== undefined) {
+      rows = JSON.parse(hit) as CachedRows;
+    } else {
+      ({ rows, inferenceMs, decodeMs } = await this.queue.run(() => this.infer(item), signal));
+    }
+    let cached = hit !== undefined;
+    let words: CachedWords | undefined;
+    if (item.joint) {
+      const joint = await this.decodeWords(item, item.joint, signal);
+      words = joint.words;
+      inferenceMs += joint.inferenceMs;
+      cached &&= joint.cached;
+    }
+    const decodeStarted = now();
+    const vocab = this.tokens();
+    const masks = masksOf(item, rows, vocab, (text, unit) => this.sources.get(text, unit));
+    const wordsResult = words && item.joint ? wordsOf(item.text, masks, words, item.joint.topK, vocab) : undefined;
+    decodeMs += now() - decodeStarted;
+    return {
+      text: item.text, masks, other: masks.map((m) => m.other), ...(wordsResult ? { words: wordsResult } : {}), cached,
+      timings: { tokenizeMs: item.tokenizeMs, inferenceMs, decodeMs, totalMs: now() - item.started },
+    };
+  }
+
+  /** Joint decoding of every run of adjacent masks (from the cache, or in one queued task). */
+  private async decodeWords(item: Prepared, joint: NonNullable<Prepared['joint']>, signal?: AbortSignal):
+    Promise<{ words: CachedWords; inferenceMs: number; cached: boolean }> {
+    const { ids, maskPositions } = item;
+    const fingerprint = jointFingerprint(joint.decoding.fingerprint);
+    const hit = this.cache.get(ids, maskPositions, fingerprint);
+    if (hit !== undefined) return { words: JSON.parse(hit) as CachedWords, inferenceMs: 0, cached: true };
+    return this.queue.run(async () => {
+      const started = now();
+      const vocabSize = this.tokenizer.vocabSize();
+      const decode = (logits: Float32Array, rows: number, sequence: Int32Array, open: Int32Array) =>
+        decodeLogits(joint.decoding.decoder, logits, rows, vocabSize, sequence, open);
+      const words: CachedWords = [];
+      for (const maskIndices of adjacentMaskRuns(maskPositions)) {
+        const positions = maskIndices.map((index) => maskPositions[index]!);
+        const fills = await decodeRunJointly(this.logitsOf, decode, ids, positions, joint.beam, () => throwIfAborted(signal));
+        words.push({ maskIndices, fills });
+      }
+      if (!this.disposed) this.cache.put(ids, maskPositions, fingerprint, JSON.stringify(words));
+      return { words, inferenceMs: now() - started, cached: false };
+    }, signal);
+  }
+
+  /** One model run (inside the queue) + decode + cache put. The put happens even if the caller gave up. */
+  private async infer(item: Prepared): Promise<{ rows: CachedRows; inferenceMs: number; decodeMs: number }> {
+    const { ids, maskPositions } = item;
+    const started = now();
+    const logits = await this.logitsOf(ids, maskPositions);
+    const inferenceMs = now() - started;
+    const decodeStarted = now();
+    const rows = cachedRows(decodeLogits(item.decoding.decoder, logits, maskPositions.length, this.tokenizer.vocabSize(),
+      ids, maskPositions));
+    if (!this.disposed) this.cache.put(ids, maskPositions, item.decoding.fingerprint, JSON.stringify(rows));
+    return { rows, inferenceMs, decodeMs: now() - decodeStarted };
+  }
+
+  /** One run of the mask-only graph on one sequence (call inside the queue): logits [positions, vocab]. */
+  private readonly logitsOf: MaskedLogits = async (ids, maskPositions) => {
+    const logits = await runSession(this.runtime.ort, this.session, ids, maskPositions);
+    this.runs++;
+    return checkLogits(logits, maskPositions.length, this.tokenizer.vocabSize());
+  };
+
+  /** The vocabulary in id order, read once from the core. */
+  private tokens(): string[] {
+    if (this.vocab === null) {
+      const size = this.tokenizer.vocabSize();
+      this.vocab = Array.from({ length: size }, (_, id) => this.tokenizer.idToToken(id));
+    }
+    return this.vocab;
+  }
+
+  private throwIfDisposed(): void {
+    if (this.disposed) throw new TiankongError('DISPOSED', disposedMessage);
+  }
+
+  private collectStats(): FillMaskStats {
+    const { runtime, core, model } = this;
+    const info = core.module.buildInfo();
+    return {
+      cache: this.cache.stats(),
+      backend: runtime.backend,
+      backendReason: runtime.backendReason,
+      threads: runtime.threads,
+      threadsReason: runtime.threadsReason,
+      simd: info.simd,
+      core: { build: core.variant, reason: core.reason, version: info.version },
+      model: { name: model.manifest.name, vocabSize: model.manifest.architecture.vocab_size, maxLength: model.manifest.max_length, source: model.source },
+      memory: this.memory ? memoryStats(this.memory) : null,
+      runs: this.runs,
+    };
+  }
+}

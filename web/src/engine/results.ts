@@ -1,0 +1,72 @@
+/**
+ * Results: what the engine keeps in the core's result cache (token-level rows, text independent,
+ * so an equal token sequence with other offsets hits), the cache fingerprints of explain and joint
+ * results, and the shaping of cached rows into the public results for one text.
+ */
+import type { DecodedRow } from '../core/core-module.js';
+import type { CandidateSource, ExplainResult, FillMask, FillWord } from '../types.js';
+import type { Encoded } from './encode.js';
+import type { Occlusion } from './explain.js';
+import type { JointFill } from './joint.js';
+
+/**
+ * What the result cache stores per text for fill: the decoded rows; `src[k]` is candidate k's
+ * memory hit as [text, unit] (null: none), present when any candidate has one.
+ */
+export type CachedRows = { ids: number[]; p: number[]; other: number; src?: ([number, number] | null)[] }[];
+/** Cached joint decoding: the final beam of each run of adjacent masks. */
+export type CachedWords = { maskIndices: number[]; fills: JointFill[] }[];
+
+/** Result-cache fingerprint of an explanation of candidate `candidateId`. */
+export const explainFingerprint = (candidateId: number): string => `explain|${candidateId}`;
+/** Result-cache fingerprint of joint decoding with the decoder of `decodingFingerprint`. */
+export const jointFingerprint = (decodingFingerprint: string): string => `joint|${decodingFingerprint}`;
+
+/** The core's decoded rows in their cached form. */
+export function cachedRows(decoded: readonly DecodedRow[]): CachedRows {
+  return decoded.map((row) => ({
+    ids: Array.from(row.ids), p: Array.from(row.probabilities), other: row.other,
+    ...(row.hitText && Array.from(row.hitText).some((t) => t >= 0)
+      ? { src: Array.from(row.hitText, (t, k): [number, number] | null => (t >= 0 ? [t, row.hitUnit![k]!] : null)) } : {}),
+  }));
+}
+
+/** Cached rows → the masks of `item` (offsets and sequences follow its text). */
+export function masksOf(item: Encoded, rows: CachedRows, vocab: readonly string[],
+  sourceOf: (text: number, unit: number) => CandidateSource | undefined): FillMask[] {
+  return rows.map((row, index) => {
+    const start = item.offsets[2 * item.maskPositions[index]!]!;
+    const end = item.offsets[2 * item.maskPositions[index]! + 1]!;
+    const before = item.text.slice(0, start);
+    const after = item.text.slice(end);
+    const candidates = row.ids.map((id, k) => {
+      const token = vocab[id]!;
+      const hit = row.src?.[k];
+      const source = hit ? sourceOf(hit[0], hit[1]) : undefined;
+      return { token, score: row.p[k]!, sequence: before + token + after, ...(source ? { source } : {}) };
+    });
+    return { index, start, end, candidates, other: row.other };
+  });
+}
+
+/** Cached token-level words → the public form for this text (offsets and sequences follow `text`). */
+export function wordsOf(text: string, masks: readonly FillMask[], words: CachedWords, topK: number,
+  vocab: readonly string[]): FillWord[] {
+  return words.map(({ maskIndices, fills }) => {
+    const start = masks[maskIndices[0]!]!.start;
+    const end = masks[maskIndices[maskIndices.length - 1]!]!.end;
+    const candidates = fills.slice(0, topK).map(({ ids, score }) => {
+      const tokens = ids.map((id) => vocab[id]!);
+      const word = tokens.join('');
+      return { text: word, tokens, score, sequence: text.slice(0, start) + word + text.slice(end) };
+    });
+    return { start, end, maskIndices, candidates };
+  });
+}
+
+/** The explained tokens of `item` (without [CLS] and [SEP]) with their occlusion scores. */
+export function explainedTokens(item: Encoded, occlusion: Occlusion, vocab: readonly string[]): ExplainResult['tokens'] {
+  return occlusion.scores.map((score, k) => ({
+    token: vocab[item.ids[k + 1]!]!, start: item.offsets[2 * (k + 1)]!, end: item.offsets[2 * (k + 1) + 1]!, score,
+  }));
+}
