@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Benchmark behind the Node backend choice (web/src/node-runtime.ts): the same model through
+// Benchmark behind the Node backend choice (web/src/node.ts: createNodeRuntime): the same model through
 // the built package with onnxruntime-web's wasm backend and with onnxruntime-node, equal threads,
 // result cache off. Prints a table and writes bench/results/node-backends.json.
 //   node tests/runtime/bench-node-backends.mjs [--threads N] [--runs N] MODEL_DIR ...
