@@ -107,7 +107,8 @@ export async function openEvaluator(modelDir, { threads = 2, memory = true } = {
       for (let i = 0; i < eligibleIds.length; i++) {
         let s = ev.unigram[i];
         for (let n = 2; n < 9; n++) s += ev.gains[9 * i + n];
-        if (ev.hitText[i] >= 0) s += 100 + ev.hitStrength[i] + (ev.hitWhole[i] ? 2 : 0);
+        // Passage hits weigh as the fusion weighs them (the memory's own evidence; no model involved).
+        if (ev.hitText[i] >= 0) s += (fusion?.hit_base ?? 2) + (fusion?.hit_per_token ?? 1) * ev.hitStrength[i] + (ev.hitWhole[i] ? fusion?.hit_whole ?? 2 : 0);
         scores[i] = s;
       }
       const order = Array.from(scores.keys()).sort((a, b) => scores[b] - scores[a] || eligibleIds[a] - eligibleIds[b]);
