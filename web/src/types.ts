@@ -19,7 +19,19 @@ export interface ModelManifest {
   /** Graph inputs in order; tiankong needs "mask_positions" (the mask-only export). */
   inputs: string[];
   outputs: string[];
-  logits: 'mask-only' | 'full';
+  /**
+   * What the graph computes: "core" = the hidden states at the masks (inputs_embeds in; the C++
+   * core holds the tied embedding table in head.bin and computes input embeddings and logits),
+   * "mask-only" = logits at the masks, "full" = logits everywhere (not usable by tiankong).
+   */
+  logits: 'core' | 'mask-only' | 'full';
+  /** With logits "core": the output layer file (tied embedding table + MLM bias). */
+  head?: { file: string; dtype: 'int8' | 'f32' };
+  /**
+   * Inputs longer than `threshold` tokens are read through windows of `size` tokens around the
+   * masks (the model never sees more at once). Default: the whole input up to max_length.
+   */
+  window?: { threshold: number; size: number };
   files: Record<string, { sha256: string; bytes: number }>;
   /** The corpus memory (scripts/build-memory), when the model has one. */
   memory?: ModelMemory;
@@ -51,6 +63,8 @@ export interface ModelBytes {
   vocabBytes: Uint8Array | ArrayBuffer;
   /** The corpus memory, when the manifest lists one (omit it to run without). */
   memoryBytes?: Uint8Array | ArrayBuffer;
+  /** The output layer (head.bin), required by a "core" model (manifest.logits "core"). */
+  headBytes?: Uint8Array | ArrayBuffer;
   manifest: ModelManifest;
 }
 
@@ -65,7 +79,7 @@ export type ModelSource = string | URL | ModelBytes;
 
 /** Download/read progress of one model file. */
 export interface LoadProgress {
-  file: 'model.json' | 'model.onnx' | 'vocab.txt' | 'memory.bin';
+  file: 'model.json' | 'model.onnx' | 'vocab.txt' | 'memory.bin' | 'head.bin';
   /** Bytes received so far. */
   loaded: number;
   /** Expected size in bytes (from model.json), 0 when unknown. */

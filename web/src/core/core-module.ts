@@ -121,6 +121,17 @@ export interface WasmTokenizer {
   delete(): void;
 }
 
+/** The output layer (head.bin): the tied embedding table and MLM bias, for both ends of a "core" model. */
+export interface WasmOutputLayer {
+  hiddenSize(): number;
+  dtype(): 'int8' | 'f32';
+  /** Input embeddings of `ids`: [ids.length * hiddenSize]. Throws for an id outside the vocabulary. */
+  embed(ids: Int32Array): Float32Array;
+  /** Logits [rows * vocabSize] of `rows` hidden states [rows * hiddenSize]. Throws for non-finite input. */
+  logits(hidden: Float32Array, rows: number): Float32Array;
+  delete(): void;
+}
+
 export interface WasmDecoder {
   /**
    * logits: row-major [nRows, vocabSize]. Throws on NaN/+inf or a bad shape. `ids` and
@@ -150,6 +161,8 @@ export interface CoreModule {
    * The memory must outlive every Decoder created with it.
    */
   Memory: new (bytes: Uint8Array, tokenizer: WasmTokenizer) => WasmMemory;
+  /** Verifies and loads head.bin for a vocabulary of `vocabSize` tokens; throws "OutputLayer: <reason>". */
+  OutputLayer: new (bytes: Uint8Array, vocabSize: number) => WasmOutputLayer;
   /**
    * maxBytes bounds keys + values + a fixed per-entry overhead; it may be at most half the
    * build's wasm heap limit (32 MiB in the threaded build, whose heap is a fixed 64 MiB).

@@ -29,7 +29,7 @@ import {
   type CachedRows, type CachedWords, cachedRows, explainFingerprint, explainedTokens, jointFingerprint, masksOf, wordsOf,
 } from './results.js';
 import { SerialQueue } from './run-queue.js';
-import { type InferenceRuntime, type OrtSession, checkLogits, createSession, runSession } from './session.js';
+import { type InferenceRuntime, ModelSession } from './session.js';
 
 /** How many tokens `explain` marks as the strongest support. */
 const EXPLAIN_TOP = 3;
@@ -67,9 +67,9 @@ export class FillMaskEngine {
   private constructor(
     private readonly core: LoadedCore,
     private readonly runtime: InferenceRuntime,
-    private readonly model: Omit<LoadedModel, 'modelBytes' | 'vocabBytes' | 'memoryBytes'>,
+    private readonly model: Omit<LoadedModel, 'modelBytes' | 'vocabBytes' | 'memoryBytes' | 'headBytes'>,
     private readonly tokenizer: WasmTokenizer,
-    private readonly session: OrtSession,
+    private readonly session: ModelSession,
     private readonly cache: WasmFingerprintCache,
     private readonly memory: WasmMemory | null,
     fusion: FusionOptions,
@@ -87,14 +87,14 @@ export class FillMaskEngine {
     const { model, core, runtime } = setup;
     const { module } = core;
     const tokenizer = modelTokenizer(module, model);
-    let session: OrtSession | undefined;
+    let session: ModelSession | undefined;
     let memory: WasmMemory | null = null;
     try {
-      session = await createSession(runtime, model);
+      session = await ModelSession.create(runtime, model, module);
       const fusion = fusionOptions(model.manifest, model.source);
       if (model.memoryBytes) memory = loadMemory(module, model.memoryBytes, tokenizer, model.manifest, model.source);
       const cache = new module.FingerprintCache(setup.cache.maxEntries, setup.cache.maxBytes);
-      const { modelBytes: _m, vocabBytes: _v, memoryBytes: _b, ...description } = model; // the core holds its own copies
+      const { modelBytes: _m, vocabBytes: _v, memoryBytes: _b, headBytes: _h, ...description } = model; // the core holds its own copies
       return new FillMaskEngine(core, runtime, description, tokenizer, session, cache, memory, fusion);
     } catch (error) {
       memory?.delete();
@@ -269,9 +269,9 @@ export class FillMaskEngine {
 
   /** One run of the mask-only graph on one sequence (call inside the queue): logits [positions, vocab]. */
   private readonly logitsOf: MaskedLogits = async (ids, maskPositions) => {
-    const logits = await runSession(this.runtime.ort, this.session, ids, maskPositions);
-    this.runs++;
-    return checkLogits(logits, maskPositions.length, this.tokenizer.vocabSize());
+    const logits = await this.session.logits(ids, maskPositions);
+    this.runs = this.session.runs;
+    return logits;
   };
 
   /** The vocabulary in id order, read once from the core. */

@@ -15,6 +15,8 @@ export interface LoadedModel {
   vocabBytes: Uint8Array;
   /** The corpus memory's bytes, when the manifest lists one and it was wanted. */
   memoryBytes?: Uint8Array;
+  /** The output layer's bytes (head.bin) of a "core" model. */
+  headBytes?: Uint8Array;
   /** Where it came from, for messages and stats. */
   source: string;
 }
@@ -56,8 +58,8 @@ export interface FileStore {
 }
 
 /**
- * Loads a model from `reader`: model.json, then the vocabulary, then the model and the memory side
- * by side (both are several MB). Each file comes from `store` when it holds a copy that still
+ * Loads a model from `reader`: model.json, then the vocabulary, then the model, the memory and the
+ * output layer side by side (several MB each). Each file comes from `store` when it holds a copy that still
  * verifies, else from the reader; what the reader returns is verified (INTEGRITY otherwise) and
  * then kept in `store`. Throws TiankongError (BAD_MODEL, INTEGRITY, NETWORK, ABORTED, BAD_OPTION).
  */
@@ -84,8 +86,13 @@ export async function loadModel(reader: ModelReader, options: LoadModelOptions =
     await store?.put(file, bytes);
     return bytes;
   };
-  const [vocab, model, memory] = listedFiles(manifest, options.memory !== false && reader.hasMemory !== false);
+  const files = listedFiles(manifest, options.memory !== false && reader.hasMemory !== false);
+  const [vocab, model] = files;
+  const memory = files.find((f) => f.role === 'memory.bin');
+  const head = files.find((f) => f.role === 'head.bin');
   const vocabBytes = await load(vocab!);
-  const [modelBytes, memoryBytes] = await Promise.all([load(model!), memory ? load(memory) : undefined]);
-  return { manifest, modelBytes, vocabBytes, ...(memoryBytes ? { memoryBytes } : {}), source: reader.source };
+  const [modelBytes, memoryBytes, headBytes] = await Promise.all([load(model!), memory ? load(memory) : undefined,
+    head ? load(head) : undefined]);
+  return { manifest, modelBytes, vocabBytes, ...(memoryBytes ? { memoryBytes } : {}), ...(headBytes ? { headBytes } : {}),
+    source: reader.source };
 }

@@ -48,14 +48,21 @@ export function checkManifest(value: unknown, where: string): ModelManifest {
   if (!Number.isInteger(m.max_length) || m.max_length! < 3) throw bad(where, 'max_length must be an integer ≥ 3');
   if (typeof m.tokenizer?.vocab !== 'string') throw bad(where, 'tokenizer.vocab (the vocab file name) is missing');
   if (!Array.isArray(m.inputs)) throw bad(where, 'inputs must be a list of graph input names');
-  if (m.logits !== 'mask-only' || !m.inputs.includes('mask_positions')) {
+  if ((m.logits !== 'mask-only' && m.logits !== 'core') || !m.inputs.includes('mask_positions')) {
     throw bad(where, `the model computes ${m.logits ?? 'unknown'} logits without a mask_positions input; tiankong ` +
-      'needs the mask-only export (scripts/export-model without --full-logits)');
+      'needs the mask-only or core export (scripts/export-model without --full-logits)');
+  }
+  if (m.logits === 'core' && (typeof m.head?.file !== 'string' || !['int8', 'f32'].includes(m.head.dtype))) {
+    throw bad(where, 'a "core" model needs head: { "file": "head.bin", "dtype": "int8" | "f32" } (scripts/export-model --graph core)');
+  }
+  if (m.window !== undefined && !(Number.isInteger(m.window?.size) && Number.isInteger(m.window?.threshold) &&
+    m.window.size >= 8 && m.window.size <= m.max_length! && m.window.threshold >= m.window.size)) {
+    throw bad(where, 'window must be { "threshold": N, "size": M } with 8 ≤ size ≤ max_length and threshold ≥ size');
   }
   for (const name of ['pad', 'unk', 'cls', 'sep', 'mask'] as const) {
     if (!Number.isInteger(m.special_tokens?.[name])) throw bad(where, `special_tokens.${name} is missing`);
   }
-  const files = [MODEL_FILE, m.tokenizer.vocab];
+  const files = [MODEL_FILE, m.tokenizer.vocab, ...(m.logits === 'core' ? [m.head!.file] : [])];
   if (m.memory !== undefined) {
     if (typeof m.memory !== 'object' || m.memory === null || typeof m.memory.file !== 'string') {
       throw bad(where, 'memory must be an object naming its file ({ "file": "memory.bin", ... })');
@@ -94,8 +101,8 @@ export interface ListedFile {
 }
 
 /**
- * The files to load for a checked manifest, in load order: the vocabulary, the model, and the
- * corpus memory when the manifest lists one and `withMemory`.
+ * The files to load for a checked manifest, in load order: the vocabulary, the model, the corpus
+ * memory when the manifest lists one and `withMemory`, and the output layer of a "core" model.
  */
 export function listedFiles(manifest: ModelManifest, withMemory: boolean): ListedFile[] {
   const entry = (name: string, role: ListedFile['role']): ListedFile => {
@@ -104,6 +111,7 @@ export function listedFiles(manifest: ModelManifest, withMemory: boolean): Liste
   };
   const files = [entry(manifest.tokenizer.vocab, 'vocab.txt'), entry(MODEL_FILE, 'model.onnx')];
   if (withMemory && manifest.memory) files.push(entry(manifest.memory.file, 'memory.bin'));
+  if (manifest.logits === 'core') files.push(entry(manifest.head!.file, 'head.bin'));
   return files;
 }
 

@@ -1,0 +1,150 @@
+// The "core" graph kind (scripts/export-model --graph core): the C++ core gathers the input
+// embeddings from head.bin, ONNX Runtime computes the hidden states at the masks, the core
+// multiplies them by the tied table. Checked against an independent reference written here: it
+// parses head.bin itself, runs onnxruntime-node on the same graph, and does the projection and
+// softmax in float64 JS. Also: long inputs read through windows around the masks (model.json
+// "window"), against the reference run on each window's own text.
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { FillMaskModel } from '../../web/src/index.js';
+// @ts-expect-error -- plain ESM helper (JSDoc-typed)
+import { createSession } from '../../model/tooling/ort-session.mjs';
+import { Reference, api, missingPrerequisite, softmax, testModelDir } from './fixtures.js';
+
+const missing = missingPrerequisite();
+if (missing) console.warn(missing);
+
+/** head.bin parsed from its documented layout (wasm/src/output_layer.cc), independently of the core. */
+function readHead(path: string): { vocab: number; hidden: number; table: Float64Array; bias: Float64Array } {
+  const bytes = readFileSync(path);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  expect(bytes.subarray(0, 8).toString('latin1')).toBe('TKOUTPUT');
+  const [dtype, vocab, hidden, stride] = [12, 16, 20, 24].map((o) => view.getUint32(o, true)) as [number, number, number, number];
+  const table = new Float64Array(vocab * hidden);
+  const bias = new Float64Array(vocab);
+  let at = 32;
+  if (dtype === 1) {
+    const scales = 32 + vocab * stride;
+    for (let v = 0; v < vocab; v++) {
+      const scale = view.getFloat32(scales + 4 * v, true);
+      for (let k = 0; k < hidden; k++) table[v * hidden + k] = view.getInt8(at + v * stride + k) * scale;
+    }
+    at = scales + 4 * vocab;
+  } else {
+    for (let i = 0; i < vocab * hidden; i++) table[i] = view.getFloat32(at + 4 * i, true);
+    at += 4 * vocab * hidden;
+  }
+  for (let v = 0; v < vocab; v++) bias[v] = view.getFloat32(at + 4 * v, true);
+  return { vocab, hidden, table, bias };
+}
+
+describe.skipIf(missing !== null)('the core graph kind (output layer in the C++ core)', () => {
+  let coreDir: string;
+  let tk: FillMaskModel;
+  let head: ReturnType<typeof readHead>;
+  let ref: Reference; // for the tokenizer (HF) only
+  let ort: { session: any; ort: any };
+  let work: string;
+
+  beforeAll(async () => {
+    coreDir = join(dirname(testModelDir()), 'core');
+    head = readHead(join(coreDir, 'head.bin'));
+    ref = await Reference.create(testModelDir());
+    ort = await createSession(join(coreDir, 'model.onnx'), 'node', 1);
+    tk = await (await api()).createFillMask({ model: coreDir, backend: 'auto', threads: 1 });
+    work = mkdtempSync(join(tmpdir(), 'tiankong-core-'));
+  });
+  afterAll(async () => {
+    await tk?.dispose();
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  /** Reference probabilities at the masks of `ids` (one sequence). */
+  async function referenceRows(ids: number[], masks: number[]): Promise<Float64Array[]> {
+    const embeds = new Float32Array(ids.length * head.hidden);
+    ids.forEach((id, i) => { for (let k = 0; k < head.hidden; k++) embeds[i * head.hidden + k] = head.table[id * head.hidden + k]!; });
+    const T = ort.ort.Tensor;
+    const { hidden } = await ort.session.run({
+      inputs_embeds: new T('float32', embeds, [1, ids.length, head.hidden]),
+      attention_mask: new T('int64', new BigInt64Array(ids.length).fill(1n), [1, ids.length]),
+      mask_positions: new T('int64', BigInt64Array.from(masks, BigInt), [1, masks.length]),
+    });
+    return masks.map((_, r) => {
+      const logits = new Float64Array(head.vocab);
+      for (let v = 0; v < head.vocab; v++) {
+        let sum = head.bias[v]!;
+        for (let k = 0; k < head.hidden; k++) sum += head.table[v * head.hidden + k]! * hidden.data[r * head.hidden + k];
+        logits[v] = sum;
+      }
+      return softmax(logits);
+    });
+  }
+
+  test('probabilities equal the reference (embeddings, hidden states, projection, softmax)', async () => {
+    for (const text of ['春眠不觉晓，处处闻[MASK]鸟。', '[MASK]天', '不[MASK]人的了大中国，[MASK]。']) {
+      const ids = await ref.encode(text);
+      const masks = ids.flatMap((id, i) => (id === ref.maskTokenId ? [i] : []));
+      const rows = await referenceRows(ids, masks);
+      const result = await tk.fill(text, { topK: 8, memory: false });
+      result.masks.forEach((mask, m) => {
+        const expected = ref.topK(rows[m]!, 8);
+        expect(mask.candidates.map((c) => c.token)).toEqual(expected.map((e) => e.token));
+        mask.candidates.forEach((c, k) => expect(Math.abs(c.score - expected[k]!.p)).toBeLessThanOrEqual(1e-3 * expected[k]!.p + 1e-7));
+      });
+    }
+    expect(tk.stats().model.name).toBe('tiny-random');
+  });
+
+  test('long inputs are read through windows around the masks', async () => {
+    // Same model with a window of 16 tokens above 24.
+    const dir = join(work, 'windowed');
+    const manifest = JSON.parse(readFileSync(join(coreDir, 'model.json'), 'utf8'));
+    manifest.window = { threshold: 24, size: 16 };
+    cpSync(coreDir, dir, { recursive: true });
+    writeFileSync(join(dir, 'model.json'), JSON.stringify(manifest));
+    const windowed = await (await api()).createFillMask({ model: dir, backend: 'auto', threads: 1 });
+    try {
+      const text = `${'春眠不觉晓处处闻啼鸟'.repeat(3)}[MASK]${'夜来风雨声花落知多少'.repeat(2)}，[MASK]。`;
+      const ids = await ref.encode(text);
+      const masks = ids.flatMap((id, i) => (id === ref.maskTokenId ? [i] : []));
+      expect(ids.length).toBeGreaterThan(24);
+      const result = await windowed.fill(text, { topK: 5, memory: false });
+      // Each mask as the reference sees it through its own window: [CLS] + 14 tokens around it + [SEP].
+      const { planWindows } = await import('../../dist/engine/session.js');
+      const plan = planWindows(ids.length, Int32Array.from(masks), 16);
+      expect(plan.length).toBe(2); // the masks are too far apart for one window
+      for (const w of plan) {
+        const windowIds = [ids[0]!, ...ids.slice(w.start, w.end), ids[ids.length - 1]!];
+        const rows = await referenceRows(windowIds, w.masks.map((m: number) => masks[m]! - w.start + 1));
+        w.masks.forEach((m: number, r: number) => {
+          expect(result.masks[m]!.candidates.map((c) => c.token)).toEqual(ref.topK(rows[r]!, 5).map((e) => e.token));
+        });
+      }
+      // Short inputs are not windowed: the same as the plain model.
+      const short = '春眠不觉晓，处处闻[MASK]鸟。';
+      expect((await windowed.fill(short, { memory: false })).masks).toEqual((await tk.fill(short, { memory: false })).masks);
+    } finally {
+      await windowed.dispose();
+    }
+  });
+
+  test('a broken or foreign head.bin is BAD_MODEL naming it; a missing one too', async () => {
+    const { createFillMask } = await api();
+    const { createHash } = await import('node:crypto');
+    const broken = join(work, 'broken');
+    cpSync(coreDir, broken, { recursive: true });
+    const bytes = readFileSync(join(broken, 'head.bin'));
+    bytes[bytes.length - 3]! ^= 1;
+    writeFileSync(join(broken, 'head.bin'), bytes);
+    await expect(createFillMask({ model: broken })).rejects.toMatchObject({ code: 'INTEGRITY', message: expect.stringMatching(/head\.bin/) });
+    const manifest = JSON.parse(readFileSync(join(broken, 'model.json'), 'utf8'));
+    manifest.files['head.bin'] = { sha256: createHash('sha256').update(bytes).digest('hex'), bytes: bytes.length };
+    writeFileSync(join(broken, 'model.json'), JSON.stringify(manifest));
+    await expect(createFillMask({ model: broken })).rejects.toMatchObject({ code: 'BAD_MODEL', message: expect.stringMatching(/head\.bin: checksum mismatch/) });
+    manifest.head.file = '../core/head.bin';
+    writeFileSync(join(broken, 'model.json'), JSON.stringify(manifest));
+    await expect(createFillMask({ model: broken })).rejects.toMatchObject({ code: 'BAD_MODEL', message: expect.stringMatching(/not a file name inside/) });
+  });
+});
