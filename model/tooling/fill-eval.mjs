@@ -41,6 +41,9 @@ export async function openEvaluator(modelDir, { threads = 2, memory = true } = {
   if (memory && manifest.memory && existsSync(join(modelDir, manifest.memory.file))) {
     mem = new module.Memory(new Uint8Array(readFileSync(join(modelDir, manifest.memory.file))), tokenizer);
   }
+  // A "core" model: the core's output layer gathers input embeddings and projects hidden states.
+  const head = manifest.logits === 'core'
+    ? new module.OutputLayer(new Uint8Array(readFileSync(join(modelDir, manifest.head.file))), vocabSize) : null;
   const ort = await import('onnxruntime-node');
   const session = await ort.InferenceSession.create(new Uint8Array(readFileSync(join(modelDir, 'model.onnx'))),
     { graphOptimizationLevel: 'all', executionProviders: ['cpu'], intraOpNumThreads: threads, interOpNumThreads: 1 });
@@ -82,12 +85,17 @@ export async function openEvaluator(modelDir, { threads = 2, memory = true } = {
         const feeds = {};
         for (const name of session.inputNames) {
           if (name === 'input_ids') feeds[name] = new ort.Tensor('int64', ids, [group.length, width]);
+          else if (name === 'inputs_embeds') {
+            const embeds = head.embed(Int32Array.from(ids, Number));
+            feeds[name] = new ort.Tensor('float32', embeds, [group.length, width, head.hiddenSize()]);
+          }
           else if (name === 'attention_mask') feeds[name] = new ort.Tensor('int64', mask, [group.length, width]);
           else if (name === 'token_type_ids') feeds[name] = new ort.Tensor('int64', new BigInt64Array(ids.length), [group.length, width]);
           else feeds[name] = new ort.Tensor('int64', positions, [group.length, 1]);
         }
-        const { logits } = await session.run(feeds);
-        for (let b = 0; b < group.length; b++) out.push(logits.data.slice(b * vocabSize, (b + 1) * vocabSize));
+        const outputs = await session.run(feeds);
+        const logits = head ? head.logits(outputs.hidden.data, group.length) : outputs.logits.data;
+        for (let b = 0; b < group.length; b++) out.push(logits.slice(b * vocabSize, (b + 1) * vocabSize));
       }
       return out;
     },
@@ -125,6 +133,7 @@ export async function openEvaluator(modelDir, { threads = 2, memory = true } = {
     dispose() {
       for (const d of decoders.values()) d.delete();
       mem?.delete();
+      head?.delete();
       tokenizer.delete();
       core.dispose();
     },
