@@ -82,7 +82,7 @@ def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = Fal
     write_vocab(vocab, out_dir / "vocab.txt")
     head_dtype = None
     if kind == "core":
-        head_dtype = "f32" if fp32 or fp16_weights else "int8"
+        head_dtype = "f32" if fp32 else "int8"
         write_head(model, out_dir / "head.bin", head_dtype)
     else:
         (out_dir / "head.bin").unlink(missing_ok=True)
@@ -95,7 +95,7 @@ def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = Fal
     write_manifest(manifest, out_dir)
     size = manifest["files"]["model.onnx"]["bytes"]
     log(f"export-model: {out_dir / 'model.onnx'} {size / 1e6:.1f} MB "
-        f"({'fp32' if fp32 else 'int8 ' + pattern}, {manifest['logits']} logits, inputs {', '.join(manifest['inputs'])})")
+        f"({'fp32' if fp32 else 'fp16 weights' if fp16_weights else 'int8 ' + pattern}, {manifest['logits']} graph, inputs {', '.join(manifest['inputs'])})")
     return manifest
 
 
