@@ -8,8 +8,9 @@
 // usage: node bench/run.mjs --models DIR [--threads 1,2] [--lengths 8,16,32,64,128]
 //          [--masks 1,3] [--runs 30] [--warmup 2] [--tokenizer-stride 20] [--out-dir bench/results]
 //          [--no-tokenizers] [--update-doc BENCHMARKS.md] [--report-only bench/results/bench.json]
-// DIR holds tiankong/ (mask-only export) and transformers-js/ (--full-logits export of the
-// same checkpoint); scripts/bench prepares it.
+// DIR holds tiankong/ (the export tiankong loads: core graph + output layer, windows for long
+// inputs), native/ (mask-only export for onnxruntime-node) and transformers-js/ (--full-logits
+// export) of the same checkpoint; scripts/bench prepares it.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -101,7 +102,8 @@ async function benchThreads({ args, browser, origin, sentences, threads, flip, o
     }
     const nativeStart = performance.now();
     const native = await createNativeFillMask({
-      modelDir: join(args.models, 'tiankong'), tokenizerJson: join(args.models, 'transformers-js', 'tokenizer.json'), threads, topK: TOP_K,
+      // The whole network in native ORT: the mask-only export (native/) when tiankong/ is a core export.
+      modelDir: join(args.models, existsSync(join(args.models, 'native', 'model.json')) ? 'native' : 'tiankong'), tokenizerJson: join(args.models, 'transformers-js', 'tokenizer.json'), threads, topK: TOP_K,
     });
     await native.fill(coldText);
     cold.native = { first_prediction_ms: Math.round(performance.now() - nativeStart) };

@@ -35,7 +35,7 @@ def portable_path(path: str | Path) -> str:
 def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = False, graph: str = "mask-only", fp32: bool = False,
                  prune_corpus: Path | None = None, min_count: int = 1, max_length: int | None = None,
                  token_type_ids: bool = False, pattern: str = DEFAULT_PATTERN, reduce_range: bool = False,
-                 fp16_weights: bool = False, name: str | None = None,
+                 fp16_weights: bool = False, window: tuple[int, int] | None = None, name: str | None = None,
                  log=print) -> dict:
     """Exports a checkpoint directory into `out_dir` and returns the manifest written.
 
@@ -90,6 +90,11 @@ def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = Fal
                               vocab=vocab, lowercase=lowercase, max_length=max_length,
                               inputs=graph_inputs(kind, token_type_ids), kind=kind,
                               quantization=quantization, source=source, head_dtype=head_dtype)
+    if window is not None:
+        threshold, size = window
+        if not (8 <= size <= max_length and threshold >= size):
+            raise ValueError(f"--window {threshold}:{size}: need 8 <= SIZE <= max_length ({max_length}) and THRESHOLD >= SIZE")
+        manifest["window"] = {"threshold": threshold, "size": size}
     if full_logits:
         manifest["transformers_js"] = write_transformers_js_files(out_dir, model.config, lowercase, quantized=not fp32)
     write_manifest(manifest, out_dir)
@@ -124,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reduce-range", action="store_true",
                         help="7-bit weights: exact on x86 onnxruntime-node (saturates with 8), a little less precise in wasm")
     parser.add_argument("--name", help="model name in model.json (default: checkpoint directory name)")
+    parser.add_argument("--window", metavar="THRESHOLD:SIZE",
+                        help="the runtime reads inputs longer than THRESHOLD tokens through windows of SIZE tokens "
+                             "around the masks (faster on long texts; measure agreement with scripts/evaluate-model)")
     parser.add_argument("--memory", action="store_true",
                         help="also build the corpus memory for this model (scripts/build-memory; needs the corpus "
                              "from scripts/build-corpus) and tune its fusion weights on the dev split (scripts/tune-fusion)")
@@ -135,13 +143,24 @@ def main(argv: list[str] | None = None) -> int:
         export_model(args.checkpoint_dir, args.out_dir, full_logits=args.full_logits, graph=args.graph, fp32=args.fp32,
                      prune_corpus=args.prune_vocab, min_count=args.min_count, max_length=args.max_length,
                      token_type_ids=args.token_type_ids, pattern=args.pattern,
-                     reduce_range=args.reduce_range, fp16_weights=args.fp16_weights, name=args.name)
+                     reduce_range=args.reduce_range, fp16_weights=args.fp16_weights,
+                     window=parse_window(args.window), name=args.name)
     except (CheckpointError, ValueError, RuntimeError) as err:
         print(f"export-model: {err}", file=sys.stderr)
         return 1
     if args.memory:
         return add_memory(args.out_dir)
     return 0
+
+
+def parse_window(text: str | None) -> tuple[int, int] | None:
+    """"96:64" -> (96, 64); ValueError for anything else."""
+    if text is None:
+        return None
+    threshold, sep, size = text.partition(":")
+    if not sep or not threshold.isdigit() or not size.isdigit():
+        raise ValueError(f"--window {text!r}: expected THRESHOLD:SIZE in tokens, e.g. 128:128")
+    return int(threshold), int(size)
 
 
 def add_memory(out_dir: Path) -> int:
