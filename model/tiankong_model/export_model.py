@@ -54,6 +54,8 @@ def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = Fal
         max_length = limit
     if not 2 < max_length <= limit:
         raise ValueError(f"--max-length {max_length} must be in 3..{limit} (max_position_embeddings)")
+    if window is not None and not (8 <= window[1] <= max_length and window[0] >= window[1]):
+        raise ValueError(f"--window {window[0]}:{window[1]}: need 8 <= SIZE <= max_length ({max_length}) and THRESHOLD >= SIZE")
     source = {"checkpoint": portable_path(checkpoint_dir),
               "config_sha256": hashlib.sha256((Path(checkpoint_dir) / "config.json").read_bytes()).hexdigest()}
     pruning = None
@@ -91,10 +93,7 @@ def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = Fal
                               inputs=graph_inputs(kind, token_type_ids), kind=kind,
                               quantization=quantization, source=source, head_dtype=head_dtype)
     if window is not None:
-        threshold, size = window
-        if not (8 <= size <= max_length and threshold >= size):
-            raise ValueError(f"--window {threshold}:{size}: need 8 <= SIZE <= max_length ({max_length}) and THRESHOLD >= SIZE")
-        manifest["window"] = {"threshold": threshold, "size": size}
+        manifest["window"] = {"threshold": window[0], "size": window[1]}
     if full_logits:
         manifest["transformers_js"] = write_transformers_js_files(out_dir, model.config, lowercase, quantized=not fp32)
     write_manifest(manifest, out_dir)
