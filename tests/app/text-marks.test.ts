@@ -6,7 +6,7 @@ import { cleanSuspicious, findMarks, findMasks, findSuspicious } from '../../web
 import { BERT_BASE_CHINESE, loadBuild, missingPrerequisite, vocabPath } from '../core/core-builds.js';
 
 const SPELLINGS = ['[MASK]', '[mask]', '[Mask]', '［MASK］', '［ｍａｓｋ］', '[ＭＡＳＫ]', '［MASK]', '[MASK］',
-  '[MASK', 'MASK]', '[ MASK ]', '[MASKS]', '[MAS]', '【MASK】', '(MASK)', '[[MASK]]'];
+  '[MASK', 'MASK]', '[ MASK ]', '[MASKS]', '[MAS]', '【MASK】', '【mask]', '[ＭＡＳＫ】', '【MASK', '(MASK)', '[[MASK]]'];
 
 describe('findMasks agrees with the C++ tokenizer', () => {
   test.skipIf(missingPrerequisite() !== null)('mask count for every spelling', async () => {
@@ -27,6 +27,11 @@ describe('findMasks agrees with the C++ tokenizer', () => {
   test('offsets cover exactly the mask text', () => {
     const text = '一[MASK]二［ｍａｓｋ］三';
     expect(findMasks(text).map((m) => text.slice(m.start, m.end))).toEqual(['[MASK]', '［ｍａｓｋ］']);
+  });
+
+  test('【MASK】 (a Chinese keyboard\'s brackets) is a mask, in any mix with the other brackets', () => {
+    const text = '一【MASK】二【mask]三[MASK】四';
+    expect(findMasks(text).map((m) => text.slice(m.start, m.end))).toEqual(['【MASK】', '【mask]', '[MASK】']);
   });
 });
 

@@ -8,6 +8,8 @@ namespace {
 
 constexpr char32_t kFullWidthOpen = 0xFF3B;   // ［
 constexpr char32_t kFullWidthClose = 0xFF3D;  // ］
+constexpr char32_t kLenticularOpen = 0x3010;  // 【 (what a Chinese IME types for "[")
+constexpr char32_t kLenticularClose = 0x3011; // 】
 constexpr size_t kLongestName = 4;            // MASK
 
 // The ASCII upper-case letter `c` spells (ASCII or full-width Latin, any case), else 0.
@@ -23,7 +25,7 @@ char FoldLetter(char32_t c) {
 size_t MatchAt(const std::vector<AlignedChar>& chars, size_t i, const SpecialTokenIds& ids,
                int32_t* id) {
   const bool ascii_open = chars[i].cp == '[';
-  if (!ascii_open && chars[i].cp != kFullWidthOpen) return 0;
+  if (!ascii_open && chars[i].cp != kFullWidthOpen && chars[i].cp != kLenticularOpen) return 0;
   char name[kLongestName + 1] = {};
   bool exact = ascii_open;  // exact = plain ASCII upper case, the only form HF knows
   size_t j = i + 1;
@@ -35,7 +37,7 @@ size_t MatchAt(const std::vector<AlignedChar>& chars, size_t i, const SpecialTok
   }
   if (j >= chars.size()) return 0;
   const bool ascii_close = chars[j].cp == ']';
-  if (!ascii_close && chars[j].cp != kFullWidthClose) return 0;
+  if (!ascii_close && chars[j].cp != kFullWidthClose && chars[j].cp != kLenticularClose) return 0;
   exact = exact && ascii_close;
   const size_t length = j + 1 - i;
   if (std::strcmp(name, "MASK") == 0) {

@@ -46,6 +46,15 @@ TEST(SpecialTokensTest, FullWidthAndMixedBracketsAndLetters) {
   EXPECT_EQ(Matches("\xEF\xBC\xBB" "CLS]"), Strings{});  // only the mask is forgiving
 }
 
+TEST(SpecialTokensTest, LenticularBracketsAsAChineseKeyboardTypesThem) {
+  EXPECT_EQ(Matches("\xE3\x80\x90MASK\xE3\x80\x91"), Strings{"103@0-6"});  // 【MASK】
+  EXPECT_EQ(Matches("a\xE3\x80\x90mask\xE3\x80\x91" "b"), Strings{"103@1-7"});  // a【mask】b
+  EXPECT_EQ(Matches("\xE3\x80\x90MASK]"), Strings{"103@0-6"});  // 【MASK]
+  EXPECT_EQ(Matches("[MASK\xE3\x80\x91"), Strings{"103@0-6"});  // [MASK】
+  EXPECT_EQ(Matches("\xE3\x80\x90" "CLS\xE3\x80\x91"), Strings{});  // 【CLS】: only the mask is forgiving
+  EXPECT_EQ(Matches("\xE3\x80\x90MASK"), Strings{});  // unclosed
+}
+
 TEST(SpecialTokensTest, NearMissesAreText) {
   EXPECT_EQ(Matches("[MASK"), Strings{});
   EXPECT_EQ(Matches("MASK]"), Strings{});

@@ -14,9 +14,10 @@ export interface Mark {
   zeroWidth?: boolean;
 }
 
-// Mirrors the C++ tokenizer's forgiving mask (wasm/src/special_tokens.cc): ASCII or
-// full-width brackets around M-A-S-K in ASCII or full-width Latin letters, any case.
-const MASK_PATTERN = /[[［][MmＭｍ][AaＡａ][SsＳｓ][KkＫｋ][\]］]/g;
+// Mirrors the C++ tokenizer's forgiving mask (wasm/src/special_tokens.cc): ASCII, full-width or
+// lenticular (【】, what a Chinese keyboard types) brackets around M-A-S-K in ASCII or full-width
+// Latin letters, any case.
+const MASK_PATTERN = /[[［【][MmＭｍ][AaＡａ][SsＳｓ][KkＫｋ][\]］】]/g;
 
 /** Every mask in `text`, in order. */
 export function findMasks(text: string): Mark[] {
