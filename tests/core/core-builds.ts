@@ -10,7 +10,8 @@ import type { CoreVariant, LoadedCore } from '../../web/src/core/load-core.js';
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const distDir = join(repoRoot, 'dist');
 export const loaderPath = join(distDir, 'core', 'load-core.js');
-export const vocabPath = resolve(repoRoot, '..', 'shared', 'data', 'vocab', 'bert-base-chinese', 'vocab.txt');
+/** bert-base-chinese's vocab.txt, committed as a test fixture (scripts/make-test-fixtures). */
+export const vocabPath = join(repoRoot, 'tests', 'fixtures', 'data', 'vocab', 'bert-base-chinese', 'vocab.txt');
 export const VARIANTS: CoreVariant[] = ['threads', 'single'];
 
 const BUILD_FILES = [
@@ -26,7 +27,7 @@ const BUILD_FILES = [
 export function missingPrerequisite(): string | null {
   const absent = BUILD_FILES.filter((f) => !existsSync(join(distDir, f)));
   if (absent.length) return `core build missing (${absent.join(', ')}): run scripts/build-wasm && npx tsc -p web/tsconfig.json`;
-  if (!existsSync(vocabPath)) return `shared vocab not found at ${vocabPath}`;
+  if (!existsSync(vocabPath)) return `vocab fixture not found at ${vocabPath}: run scripts/make-test-fixtures`;
   return null;
 }
 

@@ -12,8 +12,14 @@ import { dataDir } from '../../model/tooling/data-paths.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 export const repoRoot = resolve(here, '..', '..');
 export const sharedData = dataDir();
-export const vocabDir = join(sharedData, 'vocab', 'bert-base-chinese');
-export const corpusDir = join(sharedData, 'corpus');
+const fixtures = join(repoRoot, 'tests', 'fixtures', 'data');
+/** bert-base-chinese's vocab and tokenizer.json: committed fixtures (the same files as the raw data's). */
+export const vocabDir = join(fixtures, 'vocab', 'bert-base-chinese');
+/** The full corpus of the raw data (TIANKONG_DATA), when it is there. */
+export const fullCorpusDir = join(sharedData, 'corpus');
+/** True when the full corpus is available; otherwise the committed corpus sample stands in. */
+export const hasFullCorpus = existsSync(fullCorpusDir);
+export const corpusDir = hasFullCorpus ? fullCorpusDir : join(fixtures, 'corpus');
 export const nativeTool = join(repoRoot, 'build', 'native', 'wasm', 'tiankong_tokenize');
 export const CORPUS_SAMPLE_STRIDE = 9;  // every 9th line of ~471k: ~52k lines
 export const NO_TRUNCATION = 1 << 30;
@@ -27,7 +33,7 @@ export const CONFIGS = {
 
 /** Why parity cannot run here, or null. */
 export function missingPrerequisite() {
-  if (!existsSync(join(vocabDir, 'tokenizer.json'))) return `shared data not found at ${sharedData}: tokenizer parity skipped`;
+  if (!existsSync(join(vocabDir, 'tokenizer.json'))) return `vocab fixture not found in ${vocabDir} (scripts/make-test-fixtures): tokenizer parity skipped`;
   if (!existsSync(nativeTool)) return `native tool not built (${nativeTool}): run cmake --preset native && cmake --build --preset native`;
   return null;
 }
@@ -39,8 +45,11 @@ export function hfTokenizer(configName) {
   return tokenizer;
 }
 
-/** Corpus lines: every CORPUS_SAMPLE_STRIDE-th line over all files (deterministic), or all. */
-export function corpusLines({ all = false } = {}) {
+/**
+ * Corpus lines: every CORPUS_SAMPLE_STRIDE-th line over all files of the full corpus
+ * (deterministic), or all; without the full corpus, every line of the committed sample.
+ */
+export function corpusLines({ all = !hasFullCorpus } = {}) {
   const files = readdirSync(corpusDir).filter((f) => f.endsWith('.txt') && !f.startsWith('LICENSE')).sort();
   const lines = [];
   let index = 0;
@@ -166,7 +175,7 @@ export async function paritySuite(configName, lines, hfLines = lines) {
 
 /** The mask variants (ours) against HF on the same text with the canonical "[MASK]". */
 export function canonicalMask(variant) {
-  return variant.replace(/[[［][mMｍＭ][aAａＡ][sSｓＳ][kKｋＫ][\]］]/g, '[MASK]');
+  return variant.replace(/[[［【][mMｍＭ][aAａＡ][sSｓＳ][kKｋＫ][\]］】]/g, '[MASK]');
 }
 
 async function main() {
@@ -182,11 +191,13 @@ async function main() {
     for (const d of differing.slice(0, 50)) console.log(d);
     failed ||= differing.length > 0;
   };
-  if (existsSync(corpusDir)) {
+  if (hasFullCorpus) {
     const lines = corpusLines({ all });
     report(`corpus (${all ? 'all lines' : `every ${CORPUS_SAMPLE_STRIDE}th line`})`, await paritySuite('bert-base-chinese', lines));
   } else {
-    console.log(`corpus not found at ${corpusDir}: corpus parity skipped`);
+    console.log(`the full corpus is absent (${fullCorpusDir}; set TIANKONG_DATA to the raw data): full-corpus parity skipped, ` +
+      'the committed corpus sample (tests/fixtures/data/corpus) runs instead');
+    report('corpus sample (tests/fixtures/data/corpus, every line)', await paritySuite('bert-base-chinese', corpusLines()));
   }
   const { cases, mask_variants: masks } = adversarial();
   for (const config of Object.keys(CONFIGS)) {
