@@ -76,20 +76,16 @@ int main(int argc, char** argv) {
     } else if (flag == "--json") {
       json_path = argv[i + 1];
     } else {
-      std::fprintf(
-          stderr,
-          "decoder_bench: unknown option %s\nusage: decoder_bench [--vocab FILE] [--json FILE]\n",
-          argv[i]);
+      std::fprintf(stderr, "decoder_bench: unknown option %s\nusage: decoder_bench [--vocab FILE] [--json FILE]\n",
+                   argv[i]);
       return 2;
     }
   }
   const std::string vocab_bytes = ReadFile(vocab_path);
   std::string error;
-  auto tokenizer =
-      tiankong::Tokenizer::FromVocab(vocab_bytes, tiankong::TokenizerOptions{}, &error);
+  auto tokenizer = tiankong::Tokenizer::FromVocab(vocab_bytes, tiankong::TokenizerOptions{}, &error);
   if (tokenizer == nullptr) {
-    std::fprintf(stderr, "decoder_bench: cannot load vocab %s: %s\n", vocab_path.c_str(),
-                 error.c_str());
+    std::fprintf(stderr, "decoder_bench: cannot load vocab %s: %s\n", vocab_path.c_str(), error.c_str());
     return 1;
   }
   const size_t vocab = tokenizer->VocabSize();
@@ -100,24 +96,19 @@ int main(int argc, char** argv) {
   for (float& v : logits) v = dist(rng);
 
   std::ostringstream json;
-  json << "{\n  \"isa\": \"" << tiankong::simd::KernelIsa() << "\",\n  \"vocab\": " << vocab
-       << ",\n";
-  std::printf("decoder_bench (native, kernels: %s, vocab %zu)\n", tiankong::simd::KernelIsa(),
-              vocab);
+  json << "{\n  \"isa\": \"" << tiankong::simd::KernelIsa() << "\",\n  \"vocab\": " << vocab << ",\n";
+  std::printf("decoder_bench (native, kernels: %s, vocab %zu)\n", tiankong::simd::KernelIsa(), vocab);
 
   // Kernels on one row.
   const float* row = logits.data();
   const float row_max = tiankong::simd::ScanRowScalar(row, vocab).max;
   const auto cpu_us = [](const std::function<void()>& body) { return Measure(body, 200).cpu_us; };
   const double scan_simd = cpu_us([&] { g_sink = tiankong::simd::ScanRow(row, vocab).max; });
-  const double scan_scalar =
-      cpu_us([&] { g_sink = tiankong::simd::ScanRowScalar(row, vocab).max; });
-  const double sum_simd =
-      cpu_us([&] { g_sink = tiankong::simd::SumExpShifted(row, vocab, row_max); });
-  const double sum_scalar =
-      cpu_us([&] { g_sink = tiankong::simd::SumExpShiftedScalar(row, vocab, row_max); });
-  std::printf("  CPU us per row: max+NaN scan %.2f (scalar %.2f), sum exp %.2f (scalar %.2f)\n",
-              scan_simd, scan_scalar, sum_simd, sum_scalar);
+  const double scan_scalar = cpu_us([&] { g_sink = tiankong::simd::ScanRowScalar(row, vocab).max; });
+  const double sum_simd = cpu_us([&] { g_sink = tiankong::simd::SumExpShifted(row, vocab, row_max); });
+  const double sum_scalar = cpu_us([&] { g_sink = tiankong::simd::SumExpShiftedScalar(row, vocab, row_max); });
+  std::printf("  CPU us per row: max+NaN scan %.2f (scalar %.2f), sum exp %.2f (scalar %.2f)\n", scan_simd, scan_scalar,
+              sum_simd, sum_scalar);
   json << "  \"kernels_cpu_us\": {\"scan\": " << scan_simd << ", \"scan_scalar\": " << scan_scalar
        << ", \"sum_exp\": " << sum_simd << ", \"sum_exp_scalar\": " << sum_scalar << "},\n";
 
@@ -128,8 +119,7 @@ int main(int argc, char** argv) {
   std::vector<tiankong::Decoded> out, out_a, out_b;
   json << "  \"decode\": {";
   for (size_t rows : {1u, 3u, 10u}) {
-    const Timing one_thread =
-        Measure([&] { decoder.Decode(logits.data(), rows, vocab, &out); }, 50);
+    const Timing one_thread = Measure([&] { decoder.Decode(logits.data(), rows, vocab, &out); }, 50);
     const size_t half = rows / 2;
     const Timing two_threads = Measure(
         [&] {
@@ -138,12 +128,10 @@ int main(int argc, char** argv) {
           worker.join();
         },
         50);
-    std::printf(
-        "  decode %2zu rows: %7.1f us CPU, %7.1f us wall; rows over 2 threads: %7.1f us wall\n",
-        rows, one_thread.cpu_us, one_thread.wall_us, two_threads.wall_us);
+    std::printf("  decode %2zu rows: %7.1f us CPU, %7.1f us wall; rows over 2 threads: %7.1f us wall\n", rows,
+                one_thread.cpu_us, one_thread.wall_us, two_threads.wall_us);
     json << (rows == 1 ? "" : ", ") << "\"rows_" << rows << "\": {\"cpu_us\": " << one_thread.cpu_us
-         << ", \"wall_us\": " << one_thread.wall_us
-         << ", \"two_threads_wall_us\": " << two_threads.wall_us << "}";
+         << ", \"wall_us\": " << one_thread.wall_us << ", \"two_threads_wall_us\": " << two_threads.wall_us << "}";
   }
   json << "},\n";
 
@@ -158,14 +146,13 @@ int main(int argc, char** argv) {
   }
   std::string value;
   int32_t probe = 0;
-  const double hit =
-      Measure(
-          [&] {
-            ids[1] = probe++ % 1000;
-            g_sink = cache.Get(tiankong::FingerprintCache::MakeKey(ids, masks, "topK=5"), &value);
-          },
-          10000)
-          .cpu_us;
+  const double hit = Measure(
+                         [&] {
+                           ids[1] = probe++ % 1000;
+                           g_sink = cache.Get(tiankong::FingerprintCache::MakeKey(ids, masks, "topK=5"), &value);
+                         },
+                         10000)
+                         .cpu_us;
   std::printf("  cache hit (MakeKey + Get, 64 ids): %.3f us CPU\n", hit);
   json << "  \"cache_hit_cpu_us\": " << hit << "\n}\n";
 

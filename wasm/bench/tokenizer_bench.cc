@@ -1,13 +1,13 @@
 // Tokenizer throughput on text files (one input per line): MB/s of UTF-8 input and tokens/s,
 // single thread, best of --repeat passes. Rates are per CPU second (the build machine is
-// shared with training jobs, which inflates wall time); wall seconds are reported too. Prints one JSON object; scripts/bench-tokenizer
-// runs it next to Hugging Face `tokenizers` on the same lines.
-// Usage: tokenizer_bench --vocab PATH [--repeat N] FILE...
+// shared with training jobs, which inflates wall time); wall seconds are reported too. Prints one JSON object;
+// scripts/bench-tokenizer runs it next to Hugging Face `tokenizers` on the same lines. Usage: tokenizer_bench --vocab
+// PATH [--repeat N] FILE...
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
       "{\"implementation\":\"tiankong native (C++, 1 thread)\",\"lines\":%zu,\"bytes\":%zu,"
       "\"tokens\":%zu,\"cpu_seconds\":%.6f,\"wall_seconds\":%.6f,\"mb_per_s\":%.3f,"
       "\"tokens_per_s\":%.0f,\"repeat\":%d}\n",
-      lines.size(), bytes, tokens, best_cpu_seconds, best_wall_seconds,
-      bytes / best_cpu_seconds / 1e6, tokens / best_cpu_seconds, repeat);
+      lines.size(), bytes, tokens, best_cpu_seconds, best_wall_seconds, bytes / best_cpu_seconds / 1e6,
+      tokens / best_cpu_seconds, repeat);
   return 0;
 }

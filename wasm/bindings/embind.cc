@@ -73,11 +73,10 @@ val NewTypedArray(const char* type, const T* data, size_t n) {
 // Copies a JS typed array of the given type into *out with a single bulk copy.
 // Returns an error message, or nullptr.
 template <typename T>
-const char* CopyTypedArray(const val& array, const char* type, const char* what,
-                           std::vector<T>* out) {
-  if (!array.instanceof(val::global(type))) {
-    return Fail("%s must be %s %s, got %s", what, type[0] == 'I' ? "an" : "a",
-                type, array.typeOf().as<std::string>().c_str());
+const char* CopyTypedArray(const val& array, const char* type, const char* what, std::vector<T>* out) {
+  if (!array.instanceof (val::global(type))) {
+    return Fail("%s must be %s %s, got %s", what, type[0] == 'I' ? "an" : "a", type,
+                array.typeOf().as<std::string>().c_str());
   }
   out->resize(array["length"].as<size_t>());
   val(typed_memory_view(out->size(), out->data())).call<void>("set", array);
@@ -99,8 +98,7 @@ const char* ReadCount(double value, const char* what, double max, size_t* out) {
 class OptionsReader {
  public:
   OptionsReader(const val& object, const char* type_name) : object_(object), type_(type_name) {
-    if (!object.isUndefined() && !object.isNull() &&
-        object.typeOf().as<std::string>() != "object") {
+    if (!object.isUndefined() && !object.isNull() && object.typeOf().as<std::string>() != "object") {
       error_ = Fail("%s must be an object", type_);
     }
   }
@@ -165,8 +163,7 @@ class OptionsReader {
     }
     for (size_t i = 0; i < out->size(); ++i) {
       if ((*out)[i] < 0 || (*out)[i] >= vocab_size) {
-        error_ = Fail("%s[%zu] = %d is not a token id (vocab size %d)", what.c_str(), i, (*out)[i],
-                      vocab_size);
+        error_ = Fail("%s[%zu] = %d is not a token id (vocab size %d)", what.c_str(), i, (*out)[i], vocab_size);
         return;
       }
     }
@@ -191,8 +188,7 @@ class OptionsReader {
 
 class TokenizerHandle {
  public:
-  explicit TokenizerHandle(std::unique_ptr<Tokenizer> tokenizer)
-      : tokenizer_(std::move(tokenizer)) {}
+  explicit TokenizerHandle(std::unique_ptr<Tokenizer> tokenizer) : tokenizer_(std::move(tokenizer)) {}
 
   const Tokenizer& tokenizer() const { return *tokenizer_; }
 
@@ -206,8 +202,7 @@ class TokenizerHandle {
 
   val IdToToken(double id) const {
     if (!(id >= 0 && id < tokenizer_->VocabSize()) || std::floor(id) != id) {
-      Throw(Fail("Tokenizer.idToToken: %g is not a token id (vocab size %d)", id,
-                 tokenizer_->VocabSize()));
+      Throw(Fail("Tokenizer.idToToken: %g is not a token id (vocab size %d)", id, tokenizer_->VocabSize()));
     }
     return val(tokenizer_->IdToToken(static_cast<int32_t>(id)));
   }
@@ -232,8 +227,7 @@ class TokenizerHandle {
     if (!text.isString()) return Fail("Tokenizer.encode: text must be a string");
     // A lone UTF-16 surrogate has no UTF-8 form: it becomes U+FFFD, which is also one
     // UTF-16 unit, so offsets still index the caller's string.
-    const val well_formed =
-        text["toWellFormed"].isUndefined() ? text : text.call<val>("toWellFormed");
+    const val well_formed = text["toWellFormed"].isUndefined() ? text : text.call<val>("toWellFormed");
     Encoding encoding;
     if (tokenizer_->Encode(well_formed.as<std::string>(), &encoding) != Status::kOk) {
       return Fail("Tokenizer.encode: text is not valid Unicode (unpaired surrogate?)");
@@ -241,11 +235,10 @@ class TokenizerHandle {
     static_assert(sizeof(Span) == 2 * sizeof(uint32_t), "Span must be two packed uint32");
     *result = val::object();
     result->set("ids", NewTypedArray("Int32Array", encoding.ids.data(), encoding.ids.size()));
-    result->set("offsets", NewTypedArray("Uint32Array",
-                                         reinterpret_cast<const uint32_t*>(encoding.offsets.data()),
+    result->set("offsets", NewTypedArray("Uint32Array", reinterpret_cast<const uint32_t*>(encoding.offsets.data()),
                                          2 * encoding.offsets.size()));
-    result->set("maskPositions", NewTypedArray("Int32Array", encoding.mask_positions.data(),
-                                               encoding.mask_positions.size()));
+    result->set("maskPositions",
+                NewTypedArray("Int32Array", encoding.mask_positions.data(), encoding.mask_positions.size()));
     result->set("truncatedTokens", encoding.truncated_tokens);
     return nullptr;
   }
@@ -253,11 +246,9 @@ class TokenizerHandle {
   std::unique_ptr<Tokenizer> tokenizer_;
 };
 
-const char* TryNewTokenizer(const val& vocab_bytes, const val& options,
-                            std::unique_ptr<Tokenizer>* out) {
+const char* TryNewTokenizer(const val& vocab_bytes, const val& options, std::unique_ptr<Tokenizer>* out) {
   std::vector<char> bytes;
-  if (const char* error =
-          CopyTypedArray(vocab_bytes, "Uint8Array", "Tokenizer: vocabBytes", &bytes)) {
+  if (const char* error = CopyTypedArray(vocab_bytes, "Uint8Array", "Tokenizer: vocabBytes", &bytes)) {
     return error;
   }
   TokenizerOptions parsed;
@@ -289,12 +280,18 @@ TokenizerHandle* NewTokenizer(val vocab_bytes, val options) {
 
 const char* StatusName(MemoryStatus status) {
   switch (status) {
-    case MemoryStatus::kOk: return "ok";
-    case MemoryStatus::kTruncated: return "truncated";
-    case MemoryStatus::kBadMagic: return "not-a-memory";
-    case MemoryStatus::kBadVersion: return "wrong-version";
-    case MemoryStatus::kCorrupt: return "corrupt";
-    case MemoryStatus::kWrongVocab: return "wrong-vocab";
+    case MemoryStatus::kOk:
+      return "ok";
+    case MemoryStatus::kTruncated:
+      return "truncated";
+    case MemoryStatus::kBadMagic:
+      return "not-a-memory";
+    case MemoryStatus::kBadVersion:
+      return "wrong-version";
+    case MemoryStatus::kCorrupt:
+      return "corrupt";
+    case MemoryStatus::kWrongVocab:
+      return "wrong-vocab";
   }
   return "corrupt";
 }
@@ -398,7 +395,8 @@ class MemoryHandle {
     hit_strength_.resize(n);
     hit_whole_.resize(n);
     for (size_t i = 0; i < n; ++i) {
-      std::copy(evidence_[i].ngram_gain, evidence_[i].ngram_gain + 9, gains_.begin() + static_cast<std::ptrdiff_t>(9 * i));
+      std::copy(evidence_[i].ngram_gain, evidence_[i].ngram_gain + 9,
+                gains_.begin() + static_cast<std::ptrdiff_t>(9 * i));
       unigram_[i] = evidence_[i].unigram;
       hit_text_[i] = evidence_[i].hit.text;
       hit_unit_[i] = evidence_[i].hit.unit;
@@ -470,7 +468,8 @@ class OutputLayerHandle {
   const char* TryEmbed(const val& ids, val* result) {
     if (const char* e = CopyTypedArray(ids, "Int32Array", "OutputLayer.embed: ids", &ids_)) return e;
     floats_.resize(ids_.size() * static_cast<size_t>(layer_->HiddenSize()));
-    if (!layer_->Embed(ids_.data(), ids_.size(), floats_.data())) return Fail("OutputLayer.embed: an id is outside the vocabulary");
+    if (!layer_->Embed(ids_.data(), ids_.size(), floats_.data()))
+      return Fail("OutputLayer.embed: an id is outside the vocabulary");
     *result = NewTypedArray("Float32Array", floats_.data(), floats_.size());
     return nullptr;
   }
@@ -481,7 +480,8 @@ class OutputLayerHandle {
     if (const char* e = CopyTypedArray(hidden, "Float32Array", "OutputLayer.logits: hidden", &hidden_)) return e;
     const size_t width = static_cast<size_t>(layer_->HiddenSize());
     if (hidden_.size() != rows * width) {
-      return Fail("OutputLayer.logits: hidden has %zu values, expected rows x hiddenSize = %zu x %zu", hidden_.size(), rows, width);
+      return Fail("OutputLayer.logits: hidden has %zu values, expected rows x hiddenSize = %zu x %zu", hidden_.size(),
+                  rows, width);
     }
     for (const float v : hidden_) {
       if (!std::isfinite(v)) return Fail("OutputLayer.logits: the hidden states are not finite");
@@ -553,28 +553,24 @@ class DecoderHandle {
   }
 
  private:
-  const char* TryDecode(const val& logits, double n_rows_arg, double vocab_size_arg, const val& ids,
-                        const val& masks, val* result) {
+  const char* TryDecode(const val& logits, double n_rows_arg, double vocab_size_arg, const val& ids, const val& masks,
+                        val* result) {
     size_t n_rows = 0, vocab = 0;
     if (const char* error = ReadCount(n_rows_arg, "Decoder.decode: nRows", 1 << 16, &n_rows)) {
       return error;
     }
-    if (const char* error =
-            ReadCount(vocab_size_arg, "Decoder.decode: vocabSize", 1 << 24, &vocab)) {
+    if (const char* error = ReadCount(vocab_size_arg, "Decoder.decode: vocabSize", 1 << 24, &vocab)) {
       return error;
     }
     if (vocab != static_cast<size_t>(vocab_size_)) {
-      return Fail("Decoder.decode: vocabSize is %zu but the tokenizer's vocabulary has %d tokens",
-                  vocab, vocab_size_);
+      return Fail("Decoder.decode: vocabSize is %zu but the tokenizer's vocabulary has %d tokens", vocab, vocab_size_);
     }
-    if (const char* error =
-            CopyTypedArray(logits, "Float32Array", "Decoder.decode: logits", &logits_)) {
+    if (const char* error = CopyTypedArray(logits, "Float32Array", "Decoder.decode: logits", &logits_)) {
       return error;
     }
     if (logits_.size() != n_rows * vocab) {
-      return Fail(
-          "Decoder.decode: logits has %zu values, expected nRows x vocabSize = %zu x %zu = %zu",
-          logits_.size(), n_rows, vocab, n_rows * vocab);
+      return Fail("Decoder.decode: logits has %zu values, expected nRows x vocabSize = %zu x %zu = %zu", logits_.size(),
+                  n_rows, vocab, n_rows * vocab);
     }
     MaskContext context;
     if (fused_) {
@@ -609,8 +605,7 @@ class DecoderHandle {
       }
       val row = val::object();
       row.set("ids", NewTypedArray("Int32Array", ids_.data(), ids_.size()));
-      row.set("probabilities",
-              NewTypedArray("Float32Array", probabilities_.data(), probabilities_.size()));
+      row.set("probabilities", NewTypedArray("Float32Array", probabilities_.data(), probabilities_.size()));
       row.set("other", rows_[r].other);
       if (fused_) {
         row.set("hitText", NewTypedArray("Int32Array", hit_text_.data(), hit_text_.size()));
@@ -664,7 +659,7 @@ const char* TryReadDecodeOptions(const val& options, int32_t vocab_size, DecodeO
   if (options.isUndefined() || options.isNull()) return nullptr;
   const val memory = options["memory"];
   if (!memory.isUndefined() && !memory.isNull()) {
-    if (!memory.instanceof(val::module_property("Memory"))) return Fail("DecodeOptions.memory must be a Memory");
+    if (!memory.instanceof (val::module_property("Memory"))) return Fail("DecodeOptions.memory must be a Memory");
     out->memory = &memory.as<MemoryHandle*>(emscripten::allow_raw_pointers())->memory();
   }
   return TryReadFusion(options["fusion"], &out->fusion);
@@ -700,8 +695,7 @@ class CacheHandle {
 
   void Put(val ids, val mask_positions, val fingerprint, val value) {
     const char* error = TryMakeKey("FingerprintCache.put", ids, mask_positions, fingerprint);
-    if (error == nullptr && !value.isString())
-      error = "FingerprintCache.put: value must be a string";
+    if (error == nullptr && !value.isString()) error = "FingerprintCache.put: value must be a string";
     if (error != nullptr) Throw(error, ids, mask_positions, fingerprint, value);
     cache_.Put(key_, value.as<std::string>());
   }
@@ -722,14 +716,11 @@ class CacheHandle {
   }
 
  private:
-  const char* TryMakeKey(const char* where, const val& ids, const val& mask_positions,
-                         const val& fingerprint) {
+  const char* TryMakeKey(const char* where, const val& ids, const val& mask_positions, const val& fingerprint) {
     const std::string ids_what = std::string(where) + ": ids";
     const std::string masks_what = std::string(where) + ": maskPositions";
-    if (const char* error = CopyTypedArray(ids, "Int32Array", ids_what.c_str(), &ids_))
-      return error;
-    if (const char* error =
-            CopyTypedArray(mask_positions, "Int32Array", masks_what.c_str(), &masks_)) {
+    if (const char* error = CopyTypedArray(ids, "Int32Array", ids_what.c_str(), &ids_)) return error;
+    if (const char* error = CopyTypedArray(mask_positions, "Int32Array", masks_what.c_str(), &masks_)) {
       return error;
     }
     if (!fingerprint.isString()) return Fail("%s: optionsFingerprint must be a string", where);
@@ -748,8 +739,7 @@ CacheHandle* NewCache(double max_entries, double max_bytes) {
   // cache cannot starve the tokenizer and decoder.
   const double max_cache_bytes = static_cast<double>(emscripten_get_heap_max() / 2);
   const char* error = ReadCount(max_entries, "FingerprintCache: maxEntries", 1e9, &entries);
-  if (error == nullptr)
-    error = ReadCount(max_bytes, "FingerprintCache: maxBytes", max_cache_bytes, &bytes);
+  if (error == nullptr) error = ReadCount(max_bytes, "FingerprintCache: maxBytes", max_cache_bytes, &bytes);
   if (error != nullptr) Throw(error);
   return new CacheHandle(entries, bytes);
 }
@@ -801,9 +791,7 @@ EMSCRIPTEN_BINDINGS(tiankong_core) {
       .function("embed", &OutputLayerHandle::Embed)
       .function("logits", &OutputLayerHandle::Logits);
 
-  emscripten::class_<DecoderHandle>("Decoder")
-      .constructor(&NewDecoder)
-      .function("decode", &DecoderHandle::Decode);
+  emscripten::class_<DecoderHandle>("Decoder").constructor(&NewDecoder).function("decode", &DecoderHandle::Decode);
 
   emscripten::class_<CacheHandle>("FingerprintCache")
       .constructor(&NewCache)

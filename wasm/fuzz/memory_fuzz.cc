@@ -41,7 +41,7 @@ constexpr char kVocab[] =
 constexpr char kPoem[] = "床前明月光，疑是地上霜。举头望明月，低头思故乡。";
 
 const tiankong::Tokenizer* g_tokenizer = nullptr;
-const Memory* g_memory = nullptr;              // the fixed valid memory (mode 2)
+const Memory* g_memory = nullptr;  // the fixed valid memory (mode 2)
 std::vector<uint8_t>* g_memory_bytes = nullptr;
 
 [[noreturn]] void Fail(const char* what) {
@@ -102,8 +102,8 @@ void RunQuery(const Memory& memory, const Query& q, bool valid) {
   std::vector<CandidateEvidence> evidence;
   memory.Evidence(q.ids.data(), q.ids.size(), q.masks.data(), q.masks.size(), q.target, candidates.data(),
                   candidates.size(), q.min_strength, &evidence);
-  const bool answerable = q.target < q.masks.size() && q.masks[q.target] >= 0 &&
-                          static_cast<size_t>(q.masks[q.target]) < q.ids.size();
+  const bool answerable =
+      q.target < q.masks.size() && q.masks[q.target] >= 0 && static_cast<size_t>(q.masks[q.target]) < q.ids.size();
   if (evidence.size() != (answerable ? candidates.size() : 0)) Fail("Evidence size");
   for (size_t i = 0; i < evidence.size(); ++i) {
     const CandidateEvidence& e = evidence[i];
@@ -179,7 +179,8 @@ Query RandomQuery(Rng* rng) {
   if (q.masks.empty()) q.masks.push_back(static_cast<int32_t>(rng->Below(static_cast<uint32_t>(n))));
   q.target = rng->Below(static_cast<uint32_t>(q.masks.size() + 1));
   q.min_strength = static_cast<int32_t>(rng->Below(7)) - 1;
-  for (int i = 0; i < 6; ++i) q.candidates.push_back(static_cast<int32_t>(rng->Below(static_cast<uint32_t>(vocab) + 4)) - 2);
+  for (int i = 0; i < 6; ++i)
+    q.candidates.push_back(static_cast<int32_t>(rng->Below(static_cast<uint32_t>(vocab) + 4)) - 2);
   return q;
 }
 
@@ -283,8 +284,14 @@ std::vector<uint8_t> BuildValidMemory(const tiankong::Tokenizer& tokenizer) {
   options.min_count = 1;
   options.max_ngrams = 400;
   m::MemoryBuilder builder(tokenizer, options);
-  const char* lines[] = {"天地人山水。", "山水日月风云花。", "日月风云，天地人。", "花月山水，风云日月。",
-                         "天地山水花，人日月风云。", "云山水月，花天地。", "风花雪月，天地人。", kPoem};
+  const char* lines[] = {"天地人山水。",
+                         "山水日月风云花。",
+                         "日月风云，天地人。",
+                         "花月山水，风云日月。",
+                         "天地山水花，人日月风云。",
+                         "云山水月，花天地。",
+                         "风花雪月，天地人。",
+                         kPoem};
   for (int repeat = 0; repeat < 3; ++repeat) {
     for (const char* line : lines) builder.AddLine(line);
   }

@@ -64,8 +64,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   if (const char* path = std::getenv("TK_FUZZ_VOCAB")) vocab = ReadFile(path);
   if (vocab.empty()) {
     const std::string source = __FILE__;  // <repo>/wasm/fuzz/tokenizer_fuzz.cc
-    vocab = ReadFile(source.substr(0, source.rfind("/wasm/fuzz/")) +
-                     "/../shared/data/vocab/bert-base-chinese/vocab.txt");
+    vocab =
+        ReadFile(source.substr(0, source.rfind("/wasm/fuzz/")) + "/../shared/data/vocab/bert-base-chinese/vocab.txt");
   }
   if (vocab.empty()) vocab = kFallbackVocab;
   std::string error;
@@ -100,7 +100,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 0; i < n; ++i) {
     if (e.ids[i] < 0 || e.ids[i] >= t.VocabSize()) Fail("id out of range");
     if (e.tokens[i] != t.IdToToken(e.ids[i])) Fail("token does not match id");
-    if (e.ids[i] == t.MaskId() && (masks >= e.mask_positions.size() || e.mask_positions[masks++] != static_cast<int32_t>(i)))
+    if (e.ids[i] == t.MaskId() &&
+        (masks >= e.mask_positions.size() || e.mask_positions[masks++] != static_cast<int32_t>(i)))
       Fail("mask_positions");
     const tiankong::Span span = e.offsets[i];
     if (i == 0 || i == n - 1) {

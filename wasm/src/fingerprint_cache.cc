@@ -40,9 +40,7 @@ LruStore::LruStore(size_t max_entries, size_t max_bytes, KeyHash hash)
 
 LruStore::~LruStore() { Clear(); }
 
-size_t LruStore::Charge(const Entry& entry) {
-  return entry.key.size() + entry.value.size() + kEntryOverheadBytes;
-}
+size_t LruStore::Charge(const Entry& entry) { return entry.key.size() + entry.value.size() + kEntryOverheadBytes; }
 
 LruStore::Entry* LruStore::Find(uint64_t hash, std::string_view key) const {
   const auto chain = chains_.find(hash);
@@ -164,13 +162,11 @@ struct FingerprintCache::Impl {
   cache::LruStore store;
 };
 
-FingerprintCache::FingerprintCache(size_t max_entries, size_t max_bytes)
-    : impl_(new Impl(max_entries, max_bytes)) {}
+FingerprintCache::FingerprintCache(size_t max_entries, size_t max_bytes) : impl_(new Impl(max_entries, max_bytes)) {}
 
 FingerprintCache::~FingerprintCache() = default;
 
-std::string FingerprintCache::MakeKey(const std::vector<int32_t>& ids,
-                                      const std::vector<int32_t>& mask_positions,
+std::string FingerprintCache::MakeKey(const std::vector<int32_t>& ids, const std::vector<int32_t>& mask_positions,
                                       std::string_view options_fingerprint) {
   // [n_ids][ids...][n_masks][masks...][fingerprint]: the counts make the split point
   // explicit, so two different triples can never produce the same bytes.
@@ -187,13 +183,9 @@ std::string FingerprintCache::MakeKey(const std::vector<int32_t>& ids,
   return key;
 }
 
-bool FingerprintCache::Get(const std::string& key, std::string* value) {
-  return impl_->store.Get(key, value);
-}
+bool FingerprintCache::Get(const std::string& key, std::string* value) { return impl_->store.Get(key, value); }
 
-void FingerprintCache::Put(const std::string& key, std::string value) {
-  impl_->store.Put(key, std::move(value));
-}
+void FingerprintCache::Put(const std::string& key, std::string value) { impl_->store.Put(key, std::move(value)); }
 
 void FingerprintCache::Clear() { impl_->store.Clear(); }
 

@@ -102,7 +102,8 @@ void GemvF32(const float* table, size_t rows, size_t n, const float* x, float* o
   for (size_t r = 0; r < rows; ++r) {
     const float* row = table + r * n;
     __m128 acc = _mm_setzero_ps();
-    for (size_t k = 0; k < vector_end; k += 4) acc = _mm_add_ps(acc, _mm_mul_ps(_mm_loadu_ps(row + k), _mm_loadu_ps(x + k)));
+    for (size_t k = 0; k < vector_end; k += 4)
+      acc = _mm_add_ps(acc, _mm_mul_ps(_mm_loadu_ps(row + k), _mm_loadu_ps(x + k)));
     alignas(16) float lanes[4];
     _mm_store_ps(lanes, acc);
     float sum = lanes[0] + lanes[1] + lanes[2] + lanes[3];

@@ -69,7 +69,8 @@ TEST(GemvF32, MatchesScalarWithinRounding) {
     for (auto& v : x) v = value(rng);
     GemvF32(table.data(), rows, n, x.data(), fast.data());
     GemvF32Scalar(table.data(), rows, n, x.data(), slow.data());
-    for (size_t r = 0; r < rows; ++r) EXPECT_NEAR(fast[r], slow[r], 1e-4 * std::sqrt(static_cast<double>(n)) + 1e-5) << n;
+    for (size_t r = 0; r < rows; ++r)
+      EXPECT_NEAR(fast[r], slow[r], 1e-4 * std::sqrt(static_cast<double>(n)) + 1e-5) << n;
   }
 }
 

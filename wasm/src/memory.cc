@@ -29,8 +29,8 @@ class MemoryImpl final : public Memory {
   const MemoryInfo& Info() const override { return info_; }
   const float* UnigramLogProbs() const override { return unigram_; }
 
-  void ProposeCandidates(const int32_t* ids, size_t n_ids, const int32_t* mask_positions, size_t n_masks,
-                         size_t target, std::vector<int32_t>* out) const override {
+  void ProposeCandidates(const int32_t* ids, size_t n_ids, const int32_t* mask_positions, size_t n_masks, size_t target,
+                         std::vector<int32_t>* out) const override {
     if (target >= n_masks) return;
     const std::vector<int32_t> units = query_.Units(ids, n_ids, mask_positions, n_masks);
     const size_t p = static_cast<size_t>(mask_positions[target]);
@@ -46,8 +46,8 @@ class MemoryImpl final : public Memory {
     for (const memory::IndexHit& hit : hits) out->push_back(hit.token);
   }
 
-  void Evidence(const int32_t* ids, size_t n_ids, const int32_t* mask_positions, size_t n_masks,
-                size_t target, const int32_t* candidates, size_t n_candidates, int32_t min_hit_strength,
+  void Evidence(const int32_t* ids, size_t n_ids, const int32_t* mask_positions, size_t n_masks, size_t target,
+                const int32_t* candidates, size_t n_candidates, int32_t min_hit_strength,
                 std::vector<CandidateEvidence>* out) const override {
     out->clear();
     if (target >= n_masks) return;
@@ -154,8 +154,8 @@ bool MemoryImpl::ParsePredecessors(const memory::Section& section, std::string* 
   const uint32_t count = reader.U32();
   predecessor_offsets_ = static_cast<const uint32_t*>(reader.Array(size_t{vocab} + 1, 4));
   predecessors_ = static_cast<const uint16_t*>(reader.Array(count, 2));
-  bool ok = !reader.failed() && vocab == vocab_size_ && predecessor_offsets_[0] == 0 &&
-            predecessor_offsets_[vocab] == count;
+  bool ok =
+      !reader.failed() && vocab == vocab_size_ && predecessor_offsets_[0] == 0 && predecessor_offsets_[vocab] == count;
   for (uint32_t id = 0; ok && id < vocab; ++id) ok = predecessor_offsets_[id] <= predecessor_offsets_[id + 1];
   for (uint32_t k = 0; ok && k < count; ++k) ok = predecessors_[k] < vocab;
   if (!ok) *error = "predecessor section is malformed";

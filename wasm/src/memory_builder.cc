@@ -146,8 +146,8 @@ std::vector<uint8_t> MemoryBuilder::Finish(BuildReport* report, std::string* err
     counted[n] = CountOrder(stream_, weights_, n);
     report->distinct[n] = counted[n].keys.size();
   }
-  report->distinct[1] = static_cast<uint64_t>(std::count_if(unigram_counts.begin(), unigram_counts.end(),
-                                                            [](double c) { return c > 0; }));
+  report->distinct[1] = static_cast<uint64_t>(
+      std::count_if(unigram_counts.begin(), unigram_counts.end(), [](double c) { return c > 0; }));
   const auto count_of = [&](const int32_t* ids, size_t n) -> double {
     return n == 1 ? unigram_counts[ids[0]] : counted[n].Count(NgramKey(ids, n));
   };
@@ -172,16 +172,15 @@ std::vector<uint8_t> MemoryBuilder::Finish(BuildReport* report, std::string* err
       const double log_p = std::log(c.weighted[i] / count_of(gram, n - 1));
       const double lower = n == 2 ? std::log(unigram_counts[gram[1]] / weighted_tokens)
                                   : std::log(count_of(gram + 1, n - 1) / count_of(gram + 1, n - 2));
-      entries.push_back({std::pow(c.weighted[i], options_.count_exponent) *
-                             std::fabs(log_p - (log_alpha + lower)),
-                         c.keys[i], c.positions[i],
-                         static_cast<float>(log_p), static_cast<uint8_t>(n)});
+      entries.push_back({std::pow(c.weighted[i], options_.count_exponent) * std::fabs(log_p - (log_alpha + lower)),
+                         c.keys[i], c.positions[i], static_cast<float>(log_p), static_cast<uint8_t>(n)});
     }
   }
   std::vector<uint32_t> ranked(entries.size());
   std::iota(ranked.begin(), ranked.end(), 0u);
   std::sort(ranked.begin(), ranked.end(), [&entries](uint32_t a, uint32_t b) {
-    return entries[a].score > entries[b].score || (entries[a].score == entries[b].score && entries[a].key < entries[b].key);
+    return entries[a].score > entries[b].score ||
+           (entries[a].score == entries[b].score && entries[a].key < entries[b].key);
   });
   entry_of.reserve(entries.size());
   for (uint32_t i = 0; i < entries.size(); ++i) entry_of.emplace(entries[i].key, i);
@@ -203,8 +202,10 @@ std::vector<uint8_t> MemoryBuilder::Finish(BuildReport* report, std::string* err
   for (size_t i = 0; i < entries.size(); ++i) {
     if (!kept[i]) continue;
     const Entry& e = entries[i];
-    if (e.order == 2) table.AddBigram(stream_[e.position], stream_[e.position + 1], e.log_p);
-    else table.AddLonger(e.key, e.log_p);
+    if (e.order == 2)
+      table.AddBigram(stream_[e.position], stream_[e.position + 1], e.log_p);
+    else
+      table.AddLonger(e.key, e.log_p);
     ++report->kept[e.order];
   }
   size_t slots = 0;
@@ -263,18 +264,15 @@ std::vector<uint8_t> MemoryBuilder::Finish(BuildReport* report, std::string* err
   }
   report->texts = indexed.size();
 
-  std::string info = "{\"format\":" + std::to_string(kVersion) + ",\"order\":" + std::to_string(order) +
-                     ",\"min_count\":" + std::to_string(options_.min_count) +
-                     ",\"alpha\":" + std::to_string(options_.alpha) +
-                     ",\"max_ngrams\":" + std::to_string(options_.max_ngrams) +
-                     ",\"corpus\":{\"lines\":" + std::to_string(lines_) +
-                     ",\"invalid_lines\":" + std::to_string(invalid_lines_) +
-                     ",\"tokens\":" + std::to_string(report->tokens) + "}" +
-                     ",\"ngrams\":{\"distinct\":" + JsonArray(report->distinct, 1) +
-                     ",\"eligible\":" + JsonArray(report->eligible, 2) + ",\"kept\":" + JsonArray(report->kept, 2) +
-                     ",\"slots\":" + std::to_string(slots) + "}" +
-                     ",\"texts\":{\"total\":" + std::to_string(report->texts) +
-                     ",\"idioms\":" + std::to_string(report->idioms) + ",\"units\":" + std::to_string(report->units) + "}";
+  std::string info =
+      "{\"format\":" + std::to_string(kVersion) + ",\"order\":" + std::to_string(order) +
+      ",\"min_count\":" + std::to_string(options_.min_count) + ",\"alpha\":" + std::to_string(options_.alpha) +
+      ",\"max_ngrams\":" + std::to_string(options_.max_ngrams) + ",\"corpus\":{\"lines\":" + std::to_string(lines_) +
+      ",\"invalid_lines\":" + std::to_string(invalid_lines_) + ",\"tokens\":" + std::to_string(report->tokens) + "}" +
+      ",\"ngrams\":{\"distinct\":" + JsonArray(report->distinct, 1) +
+      ",\"eligible\":" + JsonArray(report->eligible, 2) + ",\"kept\":" + JsonArray(report->kept, 2) +
+      ",\"slots\":" + std::to_string(slots) + "}" + ",\"texts\":{\"total\":" + std::to_string(report->texts) +
+      ",\"idioms\":" + std::to_string(report->idioms) + ",\"units\":" + std::to_string(report->units) + "}";
   if (!options_.description.empty()) {
     info += ",\"description\":";
     info += options_.description;
@@ -291,7 +289,8 @@ std::vector<uint8_t> MemoryBuilder::Finish(BuildReport* report, std::string* err
   writer.Add(kSectionPredecessors, predecessor_section.Take());
   std::vector<uint8_t> text_section = BuildTextIndex(indexed);
   if (text_section.empty()) {
-    *error = "the famous texts and idioms hold " + std::to_string(report->units) + " tokens; the index takes fewer than 2^24";
+    *error = "the famous texts and idioms hold " + std::to_string(report->units) +
+             " tokens; the index takes fewer than 2^24";
     return {};
   }
   writer.Add(kSectionTexts, std::move(text_section));

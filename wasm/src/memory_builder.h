@@ -28,15 +28,15 @@ namespace memory {
 struct BuildOptions {
   size_t order = 5;
   uint32_t min_count = 2;
-  size_t max_ngrams = 1500000;   // entries kept in the hash table
-  double load_factor = 0.8;      // entries / slots
-  float alpha = 0.4f;            // stupid backoff
+  size_t max_ngrams = 1500000;  // entries kept in the hash table
+  double load_factor = 0.8;     // entries / slots
+  float alpha = 0.4f;           // stupid backoff
   // Usefulness = count^count_exponent * |log P(w|h) - backoff estimate|. 1 is the classic
   // count-weighted criterion (best perplexity); smaller values keep more long, rarer n-grams
   // (memorised lines) at the expense of frequent short ones.
   double count_exponent = 1.0;
-  size_t neighbours = 48;        // predecessors kept per token (successors come from the bigrams)
-  std::string description;       // JSON object text merged into the build info (inputs etc.)
+  size_t neighbours = 48;   // predecessors kept per token (successors come from the bigrams)
+  std::string description;  // JSON object text merged into the build info (inputs etc.)
 };
 
 struct SourceText {
@@ -46,9 +46,9 @@ struct SourceText {
 
 struct BuildReport {
   uint64_t lines = 0, tokens = 0;
-  std::vector<uint64_t> distinct;   // per order (index = order): distinct n-grams
-  std::vector<uint64_t> eligible;   // per order: seen >= min_count
-  std::vector<uint64_t> kept;       // per order: in the table
+  std::vector<uint64_t> distinct;  // per order (index = order): distinct n-grams
+  std::vector<uint64_t> eligible;  // per order: seen >= min_count
+  std::vector<uint64_t> kept;      // per order: in the table
   uint64_t slots = 0, texts = 0, idioms = 0, units = 0;
 };
 
@@ -68,8 +68,8 @@ class MemoryBuilder {
   const Tokenizer& tokenizer_;
   BuildOptions options_;
   QueryUnits units_;
-  std::vector<int32_t> stream_;  // units of all lines, kBoundary between runs
-  std::vector<uint8_t> weights_; // the weight of each stream_ entry's line
+  std::vector<int32_t> stream_;   // units of all lines, kBoundary between runs
+  std::vector<uint8_t> weights_;  // the weight of each stream_ entry's line
   std::vector<SourceText> texts_;
   uint64_t lines_ = 0, invalid_lines_ = 0;
 };

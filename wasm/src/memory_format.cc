@@ -57,11 +57,10 @@ const Section* Container::Find(uint32_t id) const {
 MemoryStatus ParseContainer(const uint8_t* bytes, size_t n, Container* out, std::string* error) {
   *out = Container();
   if (n < kHeaderBytes) {
-    *error = "file is " + std::to_string(n) + " bytes, shorter than the " +
-             std::to_string(kHeaderBytes) + "-byte header";
-    return n >= sizeof kMagic && std::memcmp(bytes, kMagic, sizeof kMagic) != 0
-               ? MemoryStatus::kBadMagic
-               : MemoryStatus::kTruncated;
+    *error =
+        "file is " + std::to_string(n) + " bytes, shorter than the " + std::to_string(kHeaderBytes) + "-byte header";
+    return n >= sizeof kMagic && std::memcmp(bytes, kMagic, sizeof kMagic) != 0 ? MemoryStatus::kBadMagic
+                                                                                : MemoryStatus::kTruncated;
   }
   if (std::memcmp(bytes, kMagic, sizeof kMagic) != 0) {
     *error = "not a tiankong memory file (no TKMEMORY magic)";
@@ -69,8 +68,8 @@ MemoryStatus ParseContainer(const uint8_t* bytes, size_t n, Container* out, std:
   }
   const uint32_t version = Load<uint32_t>(bytes + 8);
   if (version != kVersion) {
-    *error = "format version " + std::to_string(version) + ", this build reads version " +
-             std::to_string(kVersion) + " (rebuild it with scripts/build-memory)";
+    *error = "format version " + std::to_string(version) + ", this build reads version " + std::to_string(kVersion) +
+             " (rebuild it with scripts/build-memory)";
     return MemoryStatus::kBadVersion;
   }
   const uint32_t count = Load<uint32_t>(bytes + 12);

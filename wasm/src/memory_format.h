@@ -32,12 +32,12 @@ constexpr size_t kHeaderBytes = 40;
 constexpr size_t kSectionEntryBytes = 24;
 
 enum SectionId : uint32_t {
-  kSectionBuildInfo = 1,  // UTF-8 JSON: inputs, cut-offs, counts (informational)
-  kSectionUnigram = 2,    // f32 log P(token) per vocab id
-  kSectionNgrams = 3,     // hashed n-grams of 3..order tokens (ngram_table.h)
-  kSectionPredecessors = 4, // most frequent predecessors per token (candidate proposals)
-  kSectionTexts = 5,      // famous texts and idioms (text_index.h)
-  kSectionBigrams = 6,    // exact bigrams: successor lists per token (ngram_table.h)
+  kSectionBuildInfo = 1,     // UTF-8 JSON: inputs, cut-offs, counts (informational)
+  kSectionUnigram = 2,       // f32 log P(token) per vocab id
+  kSectionNgrams = 3,        // hashed n-grams of 3..order tokens (ngram_table.h)
+  kSectionPredecessors = 4,  // most frequent predecessors per token (candidate proposals)
+  kSectionTexts = 5,         // famous texts and idioms (text_index.h)
+  kSectionBigrams = 6,       // exact bigrams: successor lists per token (ngram_table.h)
 };
 
 // CRC-32 (IEEE 802.3, reflected, as zlib's crc32). `crc` continues a previous call (start at 0).

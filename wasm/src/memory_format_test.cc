@@ -101,9 +101,11 @@ TEST(Container, RoundTripsHeaderAndSections) {
   EXPECT_EQ(container.version, kVersion);
   EXPECT_EQ(container.vocab_fingerprint, 0x0123456789abcdefull);
   EXPECT_EQ(container.vocab_size, 21128u);
-  const std::vector<std::pair<uint32_t, std::string>> expected = {
-      {kSectionBuildInfo, "{\"a\":1}"}, {kSectionUnigram, ""}, {kSectionNgrams, "\x42"},
-      {kSectionTexts, "12345678"}, {99, "unknown id 99"}};
+  const std::vector<std::pair<uint32_t, std::string>> expected = {{kSectionBuildInfo, "{\"a\":1}"},
+                                                                  {kSectionUnigram, ""},
+                                                                  {kSectionNgrams, "\x42"},
+                                                                  {kSectionTexts, "12345678"},
+                                                                  {99, "unknown id 99"}};
   ASSERT_EQ(container.sections.size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
     const Section& section = container.sections[i];

@@ -9,10 +9,12 @@ namespace memory {
 
 QueryUnits::QueryUnits(const Tokenizer& tokenizer)
     : specials_{tokenizer.PadId(), tokenizer.UnkId(), tokenizer.ClsId(), tokenizer.SepId()},
-      mask_(tokenizer.MaskId()), vocab_size_(tokenizer.VocabSize()) {}
+      mask_(tokenizer.MaskId()),
+      vocab_size_(tokenizer.VocabSize()) {}
 
 bool QueryUnits::IsBoundary(int32_t id) const {
-  return id < 0 || id >= vocab_size_ || std::find(std::begin(specials_), std::end(specials_), id) != std::end(specials_);
+  return id < 0 || id >= vocab_size_ ||
+         std::find(std::begin(specials_), std::end(specials_), id) != std::end(specials_);
 }
 
 bool QueryUnits::IsCorpusBoundary(int32_t id) const { return id == mask_ || IsBoundary(id); }
@@ -21,8 +23,10 @@ std::vector<int32_t> QueryUnits::Units(const int32_t* ids, size_t n, const int32
                                        size_t n_masks) const {
   std::vector<int32_t> units(ids, ids + n);
   for (int32_t& unit : units) {
-    if (unit == mask_) unit = kWildcard;
-    else if (IsBoundary(unit)) unit = kBoundary;
+    if (unit == mask_)
+      unit = kWildcard;
+    else if (IsBoundary(unit))
+      unit = kBoundary;
   }
   for (size_t m = 0; m < n_masks; ++m) {
     if (mask_positions[m] >= 0 && static_cast<size_t>(mask_positions[m]) < n) units[mask_positions[m]] = kWildcard;

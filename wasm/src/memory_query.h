@@ -28,8 +28,7 @@ class QueryUnits {
   explicit QueryUnits(const Tokenizer& tokenizer);
   // The units of an encoded input: ids, with specials kBoundary and [MASK] (and every position in
   // mask_positions) kWildcard.
-  std::vector<int32_t> Units(const int32_t* ids, size_t n, const int32_t* mask_positions,
-                             size_t n_masks) const;
+  std::vector<int32_t> Units(const int32_t* ids, size_t n, const int32_t* mask_positions, size_t n_masks) const;
   // True for ids the memory treats as a boundary (specials, [UNK], ids outside the vocabulary).
   bool IsBoundary(int32_t id) const;
   // What breaks n-grams in corpus lines: the boundaries and a literal [MASK] in the text.
@@ -51,11 +50,11 @@ class BlankScorer {
  private:
   const NgramTable& table_;
   const float* unigram_;
-  size_t order_ = 0;              // max n-gram length
-  size_t left_ = 0;               // known units before the blank used as history
-  size_t right_ = 0;              // known units after it that are predicted
-  std::vector<int32_t> buffer_;   // units[p-left .. p+right], blank at index left_
-  std::vector<float> floors_;     // per right term d (1..right_): its candidate-independent value
+  size_t order_ = 0;             // max n-gram length
+  size_t left_ = 0;              // known units before the blank used as history
+  size_t right_ = 0;             // known units after it that are predicted
+  std::vector<int32_t> buffer_;  // units[p-left .. p+right], blank at index left_
+  std::vector<float> floors_;    // per right term d (1..right_): its candidate-independent value
 };
 
 }  // namespace memory

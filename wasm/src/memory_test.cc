@@ -152,8 +152,7 @@ std::vector<uint8_t> BuildBytes(const Tokenizer& tokenizer, const std::vector<st
   return bytes;
 }
 
-std::unique_ptr<Memory> Load(std::vector<uint8_t> bytes, const Tokenizer& tokenizer,
-                             MemoryStatus* status = nullptr) {
+std::unique_ptr<Memory> Load(std::vector<uint8_t> bytes, const Tokenizer& tokenizer, MemoryStatus* status = nullptr) {
   MemoryStatus local = MemoryStatus::kOk;
   std::string error;
   auto memory = Memory::Load(std::move(bytes), tokenizer, status ? status : &local, &error);
@@ -247,7 +246,8 @@ class Reference {
   Gram Units(const Gram& ids, const std::vector<int32_t>& masks) const {
     Gram units = ids;
     for (int32_t& u : units) {
-      if (u == tokenizer_.MaskId()) u = kWildcard;
+      if (u == tokenizer_.MaskId())
+        u = kWildcard;
       else if (u == tokenizer_.PadId() || u == tokenizer_.UnkId() || u == tokenizer_.ClsId() || u == tokenizer_.SepId())
         u = kBoundary;
     }
@@ -261,7 +261,8 @@ class Reference {
   void CountRun(const Gram& run) {
     tokens_ += static_cast<double>(run.size());
     for (size_t n = 1; n <= order_; ++n) {
-      for (size_t start = 0; start + n <= run.size(); ++start) ++counts_[Gram(run.begin() + start, run.begin() + start + n)];
+      for (size_t start = 0; start + n <= run.size(); ++start)
+        ++counts_[Gram(run.begin() + start, run.begin() + start + n)];
     }
   }
 
@@ -337,7 +338,7 @@ TEST(MemoryEvidence, NgramGainsMatchAnExactStupidBackoffReference) {
   const int32_t vocab = f.tokenizer->VocabSize();
   Gram candidates(static_cast<size_t>(vocab));
   for (int32_t id = 0; id < vocab; ++id) candidates[id] = id;
-  candidates.push_back(-1);     // out of range: an empty evidence row
+  candidates.push_back(-1);  // out of range: an empty evidence row
   candidates.push_back(vocab);
   size_t nonzero = 0, compared = 0;
   for (const Query& q : RandomQueries(*f.tokenizer, 11, 60)) {
@@ -681,8 +682,10 @@ std::vector<uint8_t> Replace(const std::vector<uint8_t>& bytes, uint32_t id, con
   EXPECT_EQ(memory::ParseContainer(bytes.data(), bytes.size(), &container, &error), MemoryStatus::kOk);
   memory::ContainerWriter writer(container.vocab_fingerprint, container.vocab_size);
   for (const memory::Section& section : container.sections) {
-    if (section.id != id) writer.Add(section.id, std::vector<uint8_t>(section.data, section.data + section.size));
-    else if (data != nullptr) writer.Add(id, *data);
+    if (section.id != id)
+      writer.Add(section.id, std::vector<uint8_t>(section.data, section.data + section.size));
+    else if (data != nullptr)
+      writer.Add(id, *data);
   }
   return writer.Finish();
 }
@@ -714,28 +717,42 @@ TEST(MemoryLoad, ChecksSectionContentsBehindValidChecksums) {
     EXPECT_EQ(Load(Replace(f.bytes, id, &section), *f.tokenizer, &status), nullptr) << what;
     EXPECT_EQ(status, MemoryStatus::kCorrupt) << what;
   };
-  corrupt(memory::kSectionUnigram, [](std::vector<uint8_t>* s) { s->resize(s->size() - 4); }, "unigram size");
-  corrupt(memory::kSectionUnigram, [](std::vector<uint8_t>* s) {
-    const float positive = 0.5f;
-    std::memcpy(s->data() + 8, &positive, 4);
-  }, "unigram log p > 0");
-  corrupt(memory::kSectionUnigram, [](std::vector<uint8_t>* s) {
-    const float nan = std::nanf("");
-    std::memcpy(s->data(), &nan, 4);
-  }, "unigram NaN");
-  corrupt(memory::kSectionPredecessors, [](std::vector<uint8_t>* s) {
-    // The last predecessor id (u16, the section's last two bytes before padding) out of range.
-    uint32_t vocab = 0, count = 0;
-    std::memcpy(&vocab, s->data(), 4);
-    std::memcpy(&count, s->data() + 4, 4);
-    const size_t at = 8 + 4 * (size_t{vocab} + 1) + 2 * (count - 1);
-    const uint16_t bad = 0xFFFF;
-    std::memcpy(s->data() + at, &bad, 2);
-  }, "predecessor id");
-  corrupt(memory::kSectionPredecessors, [](std::vector<uint8_t>* s) { s->resize(8); }, "predecessors truncated");
-  corrupt(memory::kSectionBigrams, [](std::vector<uint8_t>* s) { s->resize(s->size() / 2); }, "bigrams truncated");
-  corrupt(memory::kSectionNgrams, [](std::vector<uint8_t>* s) { s->resize(12); }, "n-grams truncated");
-  corrupt(memory::kSectionTexts, [](std::vector<uint8_t>* s) { s->resize(s->size() - 1); }, "texts truncated");
+  corrupt(
+      memory::kSectionUnigram, [](std::vector<uint8_t>* s) { s->resize(s->size() - 4); }, "unigram size");
+  corrupt(
+      memory::kSectionUnigram,
+      [](std::vector<uint8_t>* s) {
+        const float positive = 0.5f;
+        std::memcpy(s->data() + 8, &positive, 4);
+      },
+      "unigram log p > 0");
+  corrupt(
+      memory::kSectionUnigram,
+      [](std::vector<uint8_t>* s) {
+        const float nan = std::nanf("");
+        std::memcpy(s->data(), &nan, 4);
+      },
+      "unigram NaN");
+  corrupt(
+      memory::kSectionPredecessors,
+      [](std::vector<uint8_t>* s) {
+        // The last predecessor id (u16, the section's last two bytes before padding) out of range.
+        uint32_t vocab = 0, count = 0;
+        std::memcpy(&vocab, s->data(), 4);
+        std::memcpy(&count, s->data() + 4, 4);
+        const size_t at = 8 + 4 * (size_t{vocab} + 1) + 2 * (count - 1);
+        const uint16_t bad = 0xFFFF;
+        std::memcpy(s->data() + at, &bad, 2);
+      },
+      "predecessor id");
+  corrupt(
+      memory::kSectionPredecessors, [](std::vector<uint8_t>* s) { s->resize(8); }, "predecessors truncated");
+  corrupt(
+      memory::kSectionBigrams, [](std::vector<uint8_t>* s) { s->resize(s->size() / 2); }, "bigrams truncated");
+  corrupt(
+      memory::kSectionNgrams, [](std::vector<uint8_t>* s) { s->resize(12); }, "n-grams truncated");
+  corrupt(
+      memory::kSectionTexts, [](std::vector<uint8_t>* s) { s->resize(s->size() - 1); }, "texts truncated");
 }
 
 TEST(MemoryBuilder, SameInputsGiveTheSameBytes) {

@@ -63,7 +63,8 @@ bool NgramTable::Parse(const Section& bigrams, const Section& ngrams, size_t voc
       return false;
     }
     for (uint32_t k = begin; k < end; ++k) {
-      if (bigram_next_[k] >= vocab_ || (k > begin && bigram_next_[k] <= bigram_next_[k - 1]) || bigram_values_[k] == 0) {
+      if (bigram_next_[k] >= vocab_ || (k > begin && bigram_next_[k] <= bigram_next_[k - 1]) ||
+          bigram_values_[k] == 0) {
         *error = "bigram section is malformed (successor lists)";
         return false;
       }

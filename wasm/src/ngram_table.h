@@ -75,7 +75,9 @@ class NgramTableBuilder {
  public:
   NgramTableBuilder(size_t vocab_size, size_t max_order, float backoff)
       : vocab_(vocab_size), max_order_(max_order), backoff_(backoff) {}
-  void AddBigram(int32_t first, int32_t second, float log_p) { bigrams_.push_back({first, second, QuantizeLogProb(log_p)}); }
+  void AddBigram(int32_t first, int32_t second, float log_p) {
+    bigrams_.push_back({first, second, QuantizeLogProb(log_p)});
+  }
   void AddLonger(uint64_t key, float log_p) { longer_.push_back({key, QuantizeLogProb(log_p)}); }
   // The bigram section and the hash section with slot_count = entries / load_factor.
   std::vector<uint8_t> FinishBigrams();

@@ -94,8 +94,10 @@ Built Build(const std::vector<std::pair<Gram, float>>& grams, size_t vocab, size
             double load_factor = 0.8) {
   NgramTableBuilder builder(vocab, max_order, backoff);
   for (const auto& [gram, log_p] : grams) {
-    if (gram.size() == 2) builder.AddBigram(gram[0], gram[1], log_p);
-    else builder.AddLonger(NgramKey(gram.data(), gram.size()), log_p);
+    if (gram.size() == 2)
+      builder.AddBigram(gram[0], gram[1], log_p);
+    else
+      builder.AddLonger(NgramKey(gram.data(), gram.size()), log_p);
   }
   Built built;
   built.bigrams = builder.FinishBigrams();
@@ -351,8 +353,8 @@ struct ValidParts {
     bigrams.offsets = {0, 2, 2, 3, 3, 3, 3};
     bigrams.next = {1, 3, 5};
     bigrams.values = {10, 20, 30};
-    const std::vector<std::pair<Gram, float>> grams = {
-        {{0, 1}, -1.0f}, {{0, 3}, -1.0f}, {{2, 5}, -1.0f}, {{4, 0, 1}, -2.0f}, {{4, 0, 3}, -2.0f}, {{1, 2, 5}, -3.0f}};
+    const std::vector<std::pair<Gram, float>> grams = {{{0, 1}, -1.0f},    {{0, 3}, -1.0f},    {{2, 5}, -1.0f},
+                                                       {{4, 0, 1}, -2.0f}, {{4, 0, 3}, -2.0f}, {{1, 2, 5}, -3.0f}};
     hashed = HashedParts::Read(Build(grams, kVocab, 4, -0.9f).hashed);
   }
 };
@@ -376,10 +378,17 @@ TEST(NgramTable, ParseRejectsMalformedBigramSections) {
       {"offsets decrease", [](BigramParts* p) { p->offsets = {0, 2, 1, 3, 3, 3, 3}; }},
       {"offset past the entries", [](BigramParts* p) { p->offsets = {0, 2, 4, 3, 3, 3, 3}; }},
       {"successor outside the vocab", [](BigramParts* p) { p->next[2] = 6; }},
-      {"successors unsorted", [](BigramParts* p) { p->next = {3, 1, 5}; }},
-      {"successor repeated", [](BigramParts* p) { p->next = {1, 1, 5}; }},
+      {"successors unsorted",
+       [](BigramParts* p) {
+         p->next = {3, 1, 5};
+       }},
+      {"successor repeated",
+       [](BigramParts* p) {
+         p->next = {1, 1, 5};
+       }},
       {"value 0 (no such code)", [](BigramParts* p) { p->values[1] = 0; }},
-      {"entries larger than the section", [](BigramParts* p) { p->entries = 0xFFFFFFFFu, p->offsets.back() = p->entries; }},
+      {"entries larger than the section",
+       [](BigramParts* p) { p->entries = 0xFFFFFFFFu, p->offsets.back() = p->entries; }},
       {"vocab larger than the section", [](BigramParts* p) { p->vocab = 0xFFFFFFFFu; }},
   };
   for (const Case& c : cases) {
@@ -426,7 +435,8 @@ TEST(NgramTable, ParseRejectsMalformedHashedSections) {
       {"absurd backoff (alpha = e^-15000: gains overflow)", [](HashedParts* p) { p->backoff = -15012.5f; }},
       {"entries > used slots", [](HashedParts* p) { p->entries += 1; }},
       {"entries < used slots", [](HashedParts* p) { p->entries -= 1; }},
-      {"a used slot with value 0", [](HashedParts* p) {
+      {"a used slot with value 0",
+       [](HashedParts* p) {
          for (uint32_t& s : p->slot) {
            if (s != 0) {
              s &= ~0xFFu;
@@ -434,7 +444,8 @@ TEST(NgramTable, ParseRejectsMalformedHashedSections) {
            }
          }
        }},
-      {"an extra used slot", [](HashedParts* p) {
+      {"an extra used slot",
+       [](HashedParts* p) {
          for (uint32_t& s : p->slot) {
            if (s == 0) {
              s = 0x12345601u;

@@ -24,9 +24,8 @@ void ReorderCombiningMarks(AlignedChar* begin, AlignedChar* end) {
     if (run_end - run > 1) {
       std::vector<char32_t> cps;
       for (AlignedChar* c = run; c < run_end; ++c) cps.push_back(c->cp);
-      std::stable_sort(cps.begin(), cps.end(), [](char32_t a, char32_t b) {
-        return unicode::CombiningClass(a) < unicode::CombiningClass(b);
-      });
+      std::stable_sort(cps.begin(), cps.end(),
+                       [](char32_t a, char32_t b) { return unicode::CombiningClass(a) < unicode::CombiningClass(b); });
       for (size_t k = 0; k < cps.size(); ++k) run[k].cp = cps[k];
     }
     run = run_end;

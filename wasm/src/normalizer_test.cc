@@ -33,10 +33,17 @@ NormalizerOptions Uncased() {
 }
 
 TEST(NormalizerTest, CleanTextDropsControlsAndMapsWhitespaceToSpace) {
-  EXPECT_EQ(Text(Normalized(std::string("a\0b\x01" "c\xEF\xBF\xBD" "d\xC2\xAD" "e", 12),
+  EXPECT_EQ(Text(Normalized(std::string("a\0b\x01"
+                                        "c\xEF\xBF\xBD"
+                                        "d\xC2\xAD"
+                                        "e",
+                                        12),
                             BertBaseChinese())),
             "abcde");  // U+0000, U+0001, U+FFFD, soft hyphen
-  EXPECT_EQ(Text(Normalized("a\tb\nc\rd\xE3\x80\x80" "e\xE2\x80\xA8" "f", BertBaseChinese())),
+  EXPECT_EQ(Text(Normalized("a\tb\nc\rd\xE3\x80\x80"
+                            "e\xE2\x80\xA8"
+                            "f",
+                            BertBaseChinese())),
             "a b c d e f");  // \t \n \r U+3000 U+2028
 }
 
@@ -47,7 +54,10 @@ TEST(NormalizerTest, CleanTextOffKeepsEverything) {
 }
 
 TEST(NormalizerTest, ChineseCharsGetSpacesSharingTheirSpan) {
-  const auto out = Normalized("a\xE4\xB8\xAD" "b", BertBaseChinese());  // a中b
+  const auto out = Normalized(
+      "a\xE4\xB8\xAD"
+      "b",
+      BertBaseChinese());  // a中b
   ASSERT_EQ(Text(out), "a \xE4\xB8\xAD b");
   for (size_t i = 1; i <= 3; ++i) {  // ' ', 中, ' ' all point at 中
     EXPECT_EQ(out[i].source.start, 1u);
@@ -65,13 +75,13 @@ TEST(NormalizerTest, BertBaseChineseKeepsCaseAndAccents) {
 }
 
 TEST(NormalizerTest, UncasedStripsAccentsAndLowercases) {
-  EXPECT_EQ(Text(Normalized("H\xC3\xA9llo \xC3\x80\xC3\x9C", Uncased())), "hello au");  // Héllo ÀÜ
+  EXPECT_EQ(Text(Normalized("H\xC3\xA9llo \xC3\x80\xC3\x9C", Uncased())), "hello au");             // Héllo ÀÜ
   EXPECT_EQ(Text(Normalized("\xEA\xB0\x81", Uncased())), "\xE1\x84\x80\xE1\x85\xA1\xE1\x86\xA8");  // 각 -> jamo
 }
 
 TEST(NormalizerTest, ExpansionsShareTheSourceSpan) {
   NormalizerOptions o;
-  o.lowercase = true;  // without strip_accents: U+0130 -> i U+0307 stays two chars
+  o.lowercase = true;                            // without strip_accents: U+0130 -> i U+0307 stays two chars
   const auto out = Normalized("x\xC4\xB0y", o);  // xİy
   ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(out[1].cp, U'i');
@@ -86,7 +96,10 @@ TEST(NormalizerTest, StripAccentsReordersMarksCanonicallyByPosition) {
   NormalizerOptions o;
   o.strip_accents = true;
   // U+1D16D (ccc 226) before U+1D165 (ccc 216): NFD swaps them; both are Mc, so they stay.
-  const auto out = Normalized("a\xF0\x9D\x85\xAD\xF0\x9D\x85\xA5" "b", o);
+  const auto out = Normalized(
+      "a\xF0\x9D\x85\xAD\xF0\x9D\x85\xA5"
+      "b",
+      o);
   ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(out[1].cp, 0x1D165u);
   EXPECT_EQ(out[2].cp, 0x1D16Du);
@@ -95,7 +108,10 @@ TEST(NormalizerTest, StripAccentsReordersMarksCanonicallyByPosition) {
 }
 
 TEST(NormalizerTest, SpansOfKeptCharsSurviveRemovals) {
-  const auto out = Normalized("\x01\x01" "ab", BertBaseChinese());
+  const auto out = Normalized(
+      "\x01\x01"
+      "ab",
+      BertBaseChinese());
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].source.start, 2u);
   EXPECT_EQ(out[1].source.start, 3u);

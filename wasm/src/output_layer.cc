@@ -39,12 +39,14 @@ class OutputLayerImpl final : public OutputLayer {
     bytes_ = std::move(bytes);
     const size_t n = bytes_.size();
     if (n < kHeaderBytes || std::memcmp(bytes_.data(), kMagic, sizeof kMagic) != 0) {
-      *error = n < kHeaderBytes ? "file is shorter than its 32-byte header" : "not a tiankong output layer (no TKOUTPUT magic)";
+      *error = n < kHeaderBytes ? "file is shorter than its 32-byte header"
+                                : "not a tiankong output layer (no TKOUTPUT magic)";
       return false;
     }
     const uint8_t* h = bytes_.data();
     if (ReadU32(h + 8) != kVersion) {
-      *error = "format version " + std::to_string(ReadU32(h + 8)) + ", this build reads version 1 (re-export the model)";
+      *error =
+          "format version " + std::to_string(ReadU32(h + 8)) + ", this build reads version 1 (re-export the model)";
       return false;
     }
     dtype_ = ReadU32(h + 12);
@@ -58,13 +60,13 @@ class OutputLayerImpl final : public OutputLayer {
     const bool int8 = dtype_ == kInt8;
     if (hidden_ == 0 || hidden_ > 16384 || vocab_ == 0 || vocab_ > (1u << 24) ||
         stride_ != (int8 ? (hidden_ + simd::kRowAlign - 1) / simd::kRowAlign * simd::kRowAlign : hidden_)) {
-      *error = "header sizes are inconsistent (vocab " + std::to_string(vocab_) + ", hidden " + std::to_string(hidden_) +
-               ", stride " + std::to_string(stride_) + ")";
+      *error = "header sizes are inconsistent (vocab " + std::to_string(vocab_) + ", hidden " +
+               std::to_string(hidden_) + ", stride " + std::to_string(stride_) + ")";
       return false;
     }
     if (static_cast<int64_t>(vocab_) != vocab_size) {
-      *error = "holds " + std::to_string(vocab_) + " vocabulary rows but the model's vocab has " + std::to_string(vocab_size) +
-               " tokens (it belongs to another model)";
+      *error = "holds " + std::to_string(vocab_) + " vocabulary rows but the model's vocab has " +
+               std::to_string(vocab_size) + " tokens (it belongs to another model)";
       return false;
     }
     const size_t table_bytes = size_t{vocab_} * stride_ * (int8 ? 1 : 4);

@@ -18,8 +18,8 @@ namespace {
 struct Head {
   uint32_t vocab, hidden, stride;
   bool int8;
-  std::vector<int8_t> q;      // int8 table (vocab x stride)
-  std::vector<float> f;       // f32 table (vocab x hidden)
+  std::vector<int8_t> q;  // int8 table (vocab x stride)
+  std::vector<float> f;   // f32 table (vocab x hidden)
   std::vector<float> scale, bias;
 };
 
@@ -30,7 +30,8 @@ Head RandomHead(uint32_t vocab, uint32_t hidden, bool int8, uint32_t seed) {
   if (int8) {
     h.q.assign(size_t{vocab} * h.stride, 0);
     for (uint32_t v = 0; v < vocab; ++v) {
-      for (uint32_t k = 0; k < hidden; ++k) h.q[v * h.stride + k] = static_cast<int8_t>(std::lround(std::max(-127.f, std::min(127.f, normal(rng) * 40))));
+      for (uint32_t k = 0; k < hidden; ++k)
+        h.q[v * h.stride + k] = static_cast<int8_t>(std::lround(std::max(-127.f, std::min(127.f, normal(rng) * 40))));
       h.scale.push_back(0.01f + 0.001f * static_cast<float>(v % 7));
     }
   } else {
@@ -45,7 +46,9 @@ std::vector<uint8_t> Serialize(const Head& h) {
   std::memcpy(out.data(), "TKOUTPUT", 8);
   const uint32_t fields[] = {1, h.int8 ? 1u : 2u, h.vocab, h.hidden, h.stride};
   std::memcpy(out.data() + 8, fields, sizeof fields);
-  const auto append = [&out](const void* p, size_t n) { out.insert(out.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n); };
+  const auto append = [&out](const void* p, size_t n) {
+    out.insert(out.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
+  };
   if (h.int8) {
     append(h.q.data(), h.q.size());
     append(h.scale.data(), 4 * h.scale.size());
@@ -120,7 +123,9 @@ TEST(OutputLayer, RejectsEveryCorruptionWithAMessage) {
   EXPECT_EQ(Load(good, 21, &error), nullptr);
   EXPECT_NE(error.find("another model"), std::string::npos) << error;
   for (size_t cut : {0ul, 10ul, 31ul, good.size() - 1}) {
-    EXPECT_EQ(Load(std::vector<uint8_t>(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(cut)), 20, &error), nullptr) << cut;
+    EXPECT_EQ(Load(std::vector<uint8_t>(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(cut)), 20, &error),
+              nullptr)
+        << cut;
   }
   for (size_t at = 0; at < good.size(); at += 7) {
     std::vector<uint8_t> flipped = good;

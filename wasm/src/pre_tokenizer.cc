@@ -5,8 +5,7 @@
 namespace tiankong {
 namespace text {
 
-void PreTokenize(const std::vector<AlignedChar>& chars, size_t begin, size_t end,
-                 std::vector<WordRange>* words) {
+void PreTokenize(const std::vector<AlignedChar>& chars, size_t begin, size_t end, std::vector<WordRange>* words) {
   size_t word_start = begin;
   for (size_t i = begin; i < end; ++i) {
     const uint8_t flags = unicode::Flags(chars[i].cp);

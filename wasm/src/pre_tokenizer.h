@@ -17,8 +17,7 @@ struct WordRange {
 // Appends to *words the words of chars[begin, end): whitespace (White_Space) separates
 // words and is dropped; every punctuation character (Unicode P* or ASCII punctuation,
 // e.g. '$', '+', '^', '`') is a word of its own.
-void PreTokenize(const std::vector<AlignedChar>& chars, size_t begin, size_t end,
-                 std::vector<WordRange>* words);
+void PreTokenize(const std::vector<AlignedChar>& chars, size_t begin, size_t end, std::vector<WordRange>* words);
 
 }  // namespace text
 }  // namespace tiankong

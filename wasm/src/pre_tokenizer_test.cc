@@ -28,7 +28,9 @@ using Strings = std::vector<std::string>;
 
 TEST(PreTokenizerTest, SplitsOnWhitespaceAndDropsIt) {
   EXPECT_EQ(Words("  hello   world \t"), (Strings{"hello", "world"}));
-  EXPECT_EQ(Words("a\xE3\x80\x80" "b"), (Strings{"a", "b"}));  // U+3000
+  EXPECT_EQ(Words("a\xE3\x80\x80"
+                  "b"),
+            (Strings{"a", "b"}));  // U+3000
   EXPECT_EQ(Words(""), Strings{});
   EXPECT_EQ(Words("   "), Strings{});
 }
@@ -43,7 +45,10 @@ TEST(PreTokenizerTest, IsolatesEachPunctuationChar) {
 
 TEST(PreTokenizerTest, SymbolsThatAreNotPunctuationStayInWords) {
   EXPECT_EQ(Words("x\xC2\xA5y"), Strings{"x\xC2\xA5y"});  // ¥ (Sc)
-  EXPECT_EQ(Words("\xF0\x9F\x98\x80" "a"), Strings{"\xF0\x9F\x98\x80" "a"});  // 😀a
+  EXPECT_EQ(Words("\xF0\x9F\x98\x80"
+                  "a"),
+            Strings{"\xF0\x9F\x98\x80"
+                    "a"});  // 😀a
 }
 
 TEST(PreTokenizerTest, RespectsTheRange) {

@@ -99,9 +99,7 @@ inline F4 And(F4 a, F4 b) { return _mm_and_ps(a, b); }
 inline bool AnyLane(F4 mask) { return _mm_movemask_ps(mask) != 0; }
 inline I4 RoundToInt(F4 a) { return _mm_cvtps_epi32(a); }  // round-to-nearest (default MXCSR)
 inline F4 IntToFloat(I4 a) { return _mm_cvtepi32_ps(a); }
-inline F4 Pow2(I4 n) {
-  return _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(n, _mm_set1_epi32(127)), 23));
-}
+inline F4 Pow2(I4 n) { return _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(n, _mm_set1_epi32(127)), 23)); }
 inline D2 ZeroD() { return _mm_setzero_pd(); }
 inline D2 AddLowHalf(D2 acc, F4 v) { return _mm_add_pd(acc, _mm_cvtps_pd(v)); }
 inline D2 AddHighHalf(D2 acc, F4 v) { return _mm_add_pd(acc, _mm_cvtps_pd(_mm_movehl_ps(v, v))); }
@@ -181,8 +179,7 @@ size_t FindFirstGreater(const float* x, size_t begin, size_t n, float bound) {
   const F4 bound4 = Splat(bound);
   size_t i = begin;
   // Skip 8 at a time while nothing exceeds the bound; the scalar scan pinpoints the hit.
-  while (i + 8 <= n &&
-         !AnyLane(Or(Greater(Load(x + i), bound4), Greater(Load(x + i + 4), bound4)))) {
+  while (i + 8 <= n && !AnyLane(Or(Greater(Load(x + i), bound4), Greater(Load(x + i + 4), bound4)))) {
     i += 8;
   }
   return FindFirstGreaterScalar(x, i, n, bound);
@@ -193,9 +190,7 @@ const char* KernelIsa() { return kIsa; }
 #else  // no SIMD: the reference is the implementation
 
 RowScan ScanRow(const float* x, size_t n) { return ScanRowScalar(x, n); }
-double SumExpShifted(const float* x, size_t n, float shift) {
-  return SumExpShiftedScalar(x, n, shift);
-}
+double SumExpShifted(const float* x, size_t n, float shift) { return SumExpShiftedScalar(x, n, shift); }
 size_t FindFirstGreater(const float* x, size_t begin, size_t n, float bound) {
   return FindFirstGreaterScalar(x, begin, n, bound);
 }

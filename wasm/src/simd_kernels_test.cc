@@ -126,14 +126,12 @@ TEST(SimdKernels, FindFirstGreaterMatchesScalar) {
     }
     const float bound = trial % 4 == 0 ? -kInf : std::normal_distribution<float>(1.5f, 0.5f)(rng);
     for (size_t begin = 0; begin <= n; ++begin) {
-      ASSERT_EQ(FindFirstGreater(row.data(), begin, n, bound),
-                FindFirstGreaterScalar(row.data(), begin, n, bound))
+      ASSERT_EQ(FindFirstGreater(row.data(), begin, n, bound), FindFirstGreaterScalar(row.data(), begin, n, bound))
           << "trial " << trial << " n=" << n << " begin=" << begin;
     }
   }
   const std::vector<float> equal(20, 2.0f);
-  EXPECT_EQ(FindFirstGreater(equal.data(), 0, equal.size(), 2.0f), equal.size())
-      << "strictly greater";
+  EXPECT_EQ(FindFirstGreater(equal.data(), 0, equal.size(), 2.0f), equal.size()) << "strictly greater";
 }
 
 }  // namespace

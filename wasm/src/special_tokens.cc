@@ -6,11 +6,11 @@ namespace tiankong {
 namespace text {
 namespace {
 
-constexpr char32_t kFullWidthOpen = 0xFF3B;   // ［
-constexpr char32_t kFullWidthClose = 0xFF3D;  // ］
-constexpr char32_t kLenticularOpen = 0x3010;  // 【 (what a Chinese IME types for "[")
-constexpr char32_t kLenticularClose = 0x3011; // 】
-constexpr size_t kLongestName = 4;            // MASK
+constexpr char32_t kFullWidthOpen = 0xFF3B;    // ［
+constexpr char32_t kFullWidthClose = 0xFF3D;   // ］
+constexpr char32_t kLenticularOpen = 0x3010;   // 【 (what a Chinese IME types for "[")
+constexpr char32_t kLenticularClose = 0x3011;  // 】
+constexpr size_t kLongestName = 4;             // MASK
 
 // The ASCII upper-case letter `c` spells (ASCII or full-width Latin, any case), else 0.
 char FoldLetter(char32_t c) {
@@ -22,8 +22,7 @@ char FoldLetter(char32_t c) {
 }
 
 // Length of the special token starting at chars[i] (0 if none); its id goes to *id.
-size_t MatchAt(const std::vector<AlignedChar>& chars, size_t i, const SpecialTokenIds& ids,
-               int32_t* id) {
+size_t MatchAt(const std::vector<AlignedChar>& chars, size_t i, const SpecialTokenIds& ids, int32_t* id) {
   const bool ascii_open = chars[i].cp == '[';
   if (!ascii_open && chars[i].cp != kFullWidthOpen && chars[i].cp != kLenticularOpen) return 0;
   char name[kLongestName + 1] = {};
@@ -49,8 +48,8 @@ size_t MatchAt(const std::vector<AlignedChar>& chars, size_t i, const SpecialTok
     const char* name;
     int32_t id;
   };
-  for (const Named& named : {Named{"PAD", ids.pad}, Named{"UNK", ids.unk}, Named{"CLS", ids.cls},
-                             Named{"SEP", ids.sep}}) {
+  for (const Named& named :
+       {Named{"PAD", ids.pad}, Named{"UNK", ids.unk}, Named{"CLS", ids.cls}, Named{"SEP", ids.sep}}) {
     if (std::strcmp(name, named.name) == 0) {
       *id = named.id;
       return length;

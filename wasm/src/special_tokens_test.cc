@@ -43,15 +43,21 @@ TEST(SpecialTokensTest, FullWidthAndMixedBracketsAndLetters) {
   EXPECT_EQ(Matches("[mask\xEF\xBC\xBD"), Strings{"103@0-6"});             // [mask］
   EXPECT_EQ(Matches("\xEF\xBC\xBB\xEF\xBD\x8D\xEF\xBD\x81\xEF\xBD\x93\xEF\xBD\x8B]"),
             Strings{"103@0-6"});  // ［ｍａｓｋ]
-  EXPECT_EQ(Matches("\xEF\xBC\xBB" "CLS]"), Strings{});  // only the mask is forgiving
+  EXPECT_EQ(Matches("\xEF\xBC\xBB"
+                    "CLS]"),
+            Strings{});  // only the mask is forgiving
 }
 
 TEST(SpecialTokensTest, LenticularBracketsAsAChineseKeyboardTypesThem) {
   EXPECT_EQ(Matches("\xE3\x80\x90MASK\xE3\x80\x91"), Strings{"103@0-6"});  // 【MASK】
-  EXPECT_EQ(Matches("a\xE3\x80\x90mask\xE3\x80\x91" "b"), Strings{"103@1-7"});  // a【mask】b
+  EXPECT_EQ(Matches("a\xE3\x80\x90mask\xE3\x80\x91"
+                    "b"),
+            Strings{"103@1-7"});                                // a【mask】b
   EXPECT_EQ(Matches("\xE3\x80\x90MASK]"), Strings{"103@0-6"});  // 【MASK]
   EXPECT_EQ(Matches("[MASK\xE3\x80\x91"), Strings{"103@0-6"});  // [MASK】
-  EXPECT_EQ(Matches("\xE3\x80\x90" "CLS\xE3\x80\x91"), Strings{});  // 【CLS】: only the mask is forgiving
+  EXPECT_EQ(Matches("\xE3\x80\x90"
+                    "CLS\xE3\x80\x91"),
+            Strings{});                               // 【CLS】: only the mask is forgiving
   EXPECT_EQ(Matches("\xE3\x80\x90MASK"), Strings{});  // unclosed
 }
 

@@ -87,7 +87,8 @@ std::vector<uint8_t> BuildTextIndex(const std::vector<IndexedText>& texts) {
   out.Array(units);
   out.U32(static_cast<uint32_t>(suffix.size()));
   std::vector<uint8_t> packed;  // 3 bytes per position, little-endian (positions < 2^24)
-  for (const uint32_t position : suffix) packed.insert(packed.end(), {uint8_t(position), uint8_t(position >> 8), uint8_t(position >> 16)});
+  for (const uint32_t position : suffix)
+    packed.insert(packed.end(), {uint8_t(position), uint8_t(position >> 8), uint8_t(position >> 16)});
   out.Array(packed);
   out.Array(clause_bits);
   out.Array(sentence_bits);
@@ -129,7 +130,8 @@ bool TextIndex::Parse(const Section& section, size_t vocab_size, std::string* er
     const uint32_t* row = texts_ + t * kTextFields;
     uint32_t begin, end;
     Bounds(static_cast<int32_t>(t), &begin, &end);
-    if (begin > end || end > unit_count_ || (t > 0 && begin <= texts_[(t - 1) * kTextFields])) return fail("text bounds");
+    if (begin > end || end > unit_count_ || (t > 0 && begin <= texts_[(t - 1) * kTextFields]))
+      return fail("text bounds");
     // Callers index the vocabulary with a text's units (SourceOf, hits): no separator inside.
     if (std::find(units_ + begin, units_ + end, kSeparator) != units_ + end) return fail("separator inside a text");
     if (row[1] != kIdiom && row[1] >= meta_count_) return fail("metadata row");
@@ -149,9 +151,7 @@ bool TextIndex::Parse(const Section& section, size_t vocab_size, std::string* er
   return true;
 }
 
-const char* TextIndex::String(uint32_t offset) const {
-  return offset < string_bytes_ ? strings_ + offset : "";
-}
+const char* TextIndex::String(uint32_t offset) const { return offset < string_bytes_ ? strings_ + offset : ""; }
 
 const char* TextIndex::MetaString(int32_t text, size_t field) const {
   const uint32_t row = texts_[text * kTextFields + 1];
@@ -174,8 +174,10 @@ const char* TextIndex::UnknownText(uint32_t position) const {
   size_t lo = 0, hi = unknown_count_;
   while (lo < hi) {
     const size_t mid = (lo + hi) / 2;
-    if (unknown_[2 * mid] < position) lo = mid + 1;
-    else hi = mid;
+    if (unknown_[2 * mid] < position)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo < unknown_count_ && unknown_[2 * lo] == position ? String(unknown_[2 * lo + 1]) : nullptr;
 }
@@ -184,8 +186,10 @@ int32_t TextIndex::TextAt(uint32_t position) const {
   size_t lo = 0, hi = text_count_;  // first text with begin > position
   while (lo < hi) {
     const size_t mid = (lo + hi) / 2;
-    if (texts_[mid * kTextFields] <= position) lo = mid + 1;
-    else hi = mid;
+    if (texts_[mid * kTextFields] <= position)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   if (lo == 0) return -1;
   uint32_t begin, end;
@@ -217,14 +221,18 @@ void TextIndex::Range(const int32_t* pattern, size_t n, uint32_t* lo_out, uint32
   size_t lo = 0, hi = suffix_count_;
   while (lo < hi) {
     const size_t mid = (lo + hi) / 2;
-    if (compare(SuffixAt(mid)) < 0) lo = mid + 1;
-    else hi = mid;
+    if (compare(SuffixAt(mid)) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   size_t upper = lo, top = suffix_count_;
   while (upper < top) {
     const size_t mid = (upper + top) / 2;
-    if (compare(SuffixAt(mid)) <= 0) upper = mid + 1;
-    else top = mid;
+    if (compare(SuffixAt(mid)) <= 0)
+      upper = mid + 1;
+    else
+      top = mid;
   }
   *lo_out = static_cast<uint32_t>(lo);
   *hi_out = static_cast<uint32_t>(upper);

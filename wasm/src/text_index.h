@@ -37,17 +37,17 @@ constexpr int32_t kBoundary = -2;  // the window ends here (special token, [UNK]
 constexpr uint32_t kIdiom = 0xFFFFFFFF;
 
 struct IndexHit {
-  int32_t token = 0;       // the unit of the text at the blank: the candidate it supports
-  int32_t text = 0;        // which text
-  uint32_t unit = 0;       // position of that unit in the unit array
-  int32_t strength = 0;    // known window tokens agreeing, in one stretch through the blank
-  bool whole = false;      // the stretch covers a whole idiom or clause of the text
+  int32_t token = 0;     // the unit of the text at the blank: the candidate it supports
+  int32_t text = 0;      // which text
+  uint32_t unit = 0;     // position of that unit in the unit array
+  int32_t strength = 0;  // known window tokens agreeing, in one stretch through the blank
+  bool whole = false;    // the stretch covers a whole idiom or clause of the text
 };
 
 struct IndexedText {
-  std::vector<int32_t> ids;       // token ids (no specials)
-  std::vector<uint8_t> clause_end;   // per id: 1 when it ends a clause
-  std::vector<uint8_t> sentence_end; // per id: 1 when it ends a sentence
+  std::vector<int32_t> ids;                               // token ids (no specials)
+  std::vector<uint8_t> clause_end;                        // per id: 1 when it ends a clause
+  std::vector<uint8_t> sentence_end;                      // per id: 1 when it ends a sentence
   std::vector<std::pair<uint32_t, std::string>> unknown;  // [UNK] positions (within ids) and their text
   std::string work, title, author;
   bool idiom = false;
@@ -68,8 +68,7 @@ class TextIndex {
   // Only hits of at least `min_strength` known tokens are reported, or of 2 when the stretch
   // covers a whole idiom or clause (and never of none). Known tokens further out that disagree
   // with a passage do not hide it: only the stretch through the blank counts.
-  void Match(const int32_t* window, size_t n, size_t target, int32_t min_strength,
-             std::vector<IndexHit>* hits) const;
+  void Match(const int32_t* window, size_t n, size_t target, int32_t min_strength, std::vector<IndexHit>* hits) const;
 
   // Metadata of a text ("" for idioms, whose work and title the caller supplies).
   const char* Work(int32_t text) const;

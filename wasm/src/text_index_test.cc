@@ -17,7 +17,8 @@ constexpr size_t kVocab = 12;
 
 Section SectionOf(const std::vector<uint8_t>& bytes) { return Section{kSectionTexts, bytes.data(), bytes.size()}; }
 
-IndexedText Text(std::vector<int32_t> ids, std::vector<uint8_t> clause_end = {}, std::vector<uint8_t> sentence_end = {}) {
+IndexedText Text(std::vector<int32_t> ids, std::vector<uint8_t> clause_end = {},
+                 std::vector<uint8_t> sentence_end = {}) {
   IndexedText text;
   text.ids = std::move(ids);
   text.clause_end = std::move(clause_end);
@@ -29,9 +30,9 @@ IndexedText Text(std::vector<int32_t> ids, std::vector<uint8_t> clause_end = {},
 
 // The texts laid out as the header describes them: back to back, one kSeparator between two.
 struct Layout {
-  std::vector<int32_t> units;       // kSeparator (as 0xFFFF) between texts
-  std::vector<uint8_t> clause;      // per unit
-  std::vector<uint32_t> begin, end; // per text
+  std::vector<int32_t> units;        // kSeparator (as 0xFFFF) between texts
+  std::vector<uint8_t> clause;       // per unit
+  std::vector<uint32_t> begin, end;  // per text
 };
 
 Layout LayOut(const std::vector<IndexedText>& texts) {
@@ -67,7 +68,7 @@ TEST(TextIndex, RangeCountsEveryOccurrence) {
     std::vector<IndexedText> texts;
     const size_t count = 1 + rng() % 5;
     for (size_t t = 0; t < count; ++t) {
-      std::vector<int32_t> ids(rng() % 30);  // empty texts too
+      std::vector<int32_t> ids(rng() % 30);                              // empty texts too
       for (int32_t& id : ids) id = 5 + static_cast<int32_t>(rng() % 3);  // tiny alphabet: many repeats
       texts.push_back(Text(ids));
     }
@@ -75,7 +76,8 @@ TEST(TextIndex, RangeCountsEveryOccurrence) {
     Index index(texts);
     ASSERT_EQ(index.index.text_count(), texts.size());
     ASSERT_EQ(index.index.unit_count(), layout.units.size());
-    for (size_t u = 0; u < layout.units.size(); ++u) ASSERT_EQ(index.index.Unit(static_cast<uint32_t>(u)), layout.units[u]);
+    for (size_t u = 0; u < layout.units.size(); ++u)
+      ASSERT_EQ(index.index.Unit(static_cast<uint32_t>(u)), layout.units[u]);
     for (size_t t = 0; t < texts.size(); ++t) {
       uint32_t begin = 0, end = 0;
       index.index.Bounds(static_cast<int32_t>(t), &begin, &end);
@@ -90,7 +92,8 @@ TEST(TextIndex, RangeCountsEveryOccurrence) {
       for (;;) {
         size_t expected = 0;
         for (size_t start = 0; start + n <= layout.units.size(); ++start) {
-          expected += std::equal(pattern.begin(), pattern.end(), layout.units.begin() + static_cast<std::ptrdiff_t>(start));
+          expected +=
+              std::equal(pattern.begin(), pattern.end(), layout.units.begin() + static_cast<std::ptrdiff_t>(start));
         }
         uint32_t lo = 0, hi = 0;
         index.index.Range(pattern.data(), n, &lo, &hi);
@@ -138,10 +141,12 @@ std::vector<RefHit> AllAlignments(const std::vector<IndexedText>& texts, const s
       while (b + 1 < window.size() && agrees(b + 1)) strength += window[++b] >= 0;
       const int64_t first = base + static_cast<int64_t>(a), last = base + static_cast<int64_t>(b);
       const bool starts = first == begin || layout.clause[static_cast<size_t>(first - 1)];
-      const bool ends = last + 1 == end || layout.clause[static_cast<size_t>(last)] || layout.clause[static_cast<size_t>(last + 1)];
+      const bool ends =
+          last + 1 == end || layout.clause[static_cast<size_t>(last)] || layout.clause[static_cast<size_t>(last + 1)];
       const bool whole = starts && ends;
       if (strength >= 1 && (strength >= min_strength || (whole && strength >= 2))) {  // never of none
-        out.push_back({layout.units[static_cast<size_t>(blank)], static_cast<int32_t>(t), static_cast<uint32_t>(blank), strength, whole});
+        out.push_back({layout.units[static_cast<size_t>(blank)], static_cast<int32_t>(t), static_cast<uint32_t>(blank),
+                       strength, whole});
       }
     }
   }
@@ -228,9 +233,12 @@ TEST(TextIndex, MatchAgreesWithBruteForceOnRandomTexts) {
         const size_t u = start + i;
         window[i] = u < layout.units.size() && layout.units[u] != kSeparator ? layout.units[u] : kBoundary;
         const unsigned r = rng() % 12;
-        if (r == 0) window[i] = kWildcard;
-        else if (r == 1) window[i] = kBoundary;
-        else if (r == 2) window[i] = 5 + static_cast<int32_t>(rng() % 4);  // 8 never occurs
+        if (r == 0)
+          window[i] = kWildcard;
+        else if (r == 1)
+          window[i] = kBoundary;
+        else if (r == 2)
+          window[i] = 5 + static_cast<int32_t>(rng() % 4);  // 8 never occurs
       }
       const size_t target = rng() % n;
       window[target] = kWildcard;
@@ -292,10 +300,10 @@ TEST(TextIndex, MatchStrengthRules) {
 
 TEST(TextIndex, MatchPrefersStrongerThenWholeThenEarlierTexts) {
   const std::vector<IndexedText> texts = {
-      Text({5, 6, 7}),           // text 0: 5 6 [7]
-      Text({9, 5, 6, 7, 10}),    // text 1: 9 5 6 [7] 10 (one more agreeing token)
-      Text({5, 6, 8}),           // text 2: 5 6 [8]
-      Text({5, 6, 8}),           // text 3: same as text 2: text 2 wins the tie
+      Text({5, 6, 7}),         // text 0: 5 6 [7]
+      Text({9, 5, 6, 7, 10}),  // text 1: 9 5 6 [7] 10 (one more agreeing token)
+      Text({5, 6, 8}),         // text 2: 5 6 [8]
+      Text({5, 6, 8}),         // text 3: same as text 2: text 2 wins the tie
   };
   Index index(texts);
   const std::vector<int32_t> window = {9, 5, 6, kWildcard, 11};
@@ -321,8 +329,8 @@ TEST(TextIndex, SentenceBoundsStopAtSentenceEndsAndTextEdges) {
   Index index(texts);
   const std::vector<std::tuple<int32_t, uint32_t, uint32_t, uint32_t>> cases = {
       // text, unit, begin, end
-      {0, 0, 0, 3}, {0, 1, 0, 3}, {0, 2, 0, 3}, {0, 3, 3, 5}, {0, 4, 3, 5}, {0, 5, 5, 6},
-      {1, 7, 7, 10}, {1, 8, 7, 10}, {1, 9, 7, 10},
+      {0, 0, 0, 3}, {0, 1, 0, 3},  {0, 2, 0, 3},  {0, 3, 3, 5},  {0, 4, 3, 5},
+      {0, 5, 5, 6}, {1, 7, 7, 10}, {1, 8, 7, 10}, {1, 9, 7, 10},
   };
   for (const auto& [text, unit, begin, end] : cases) {
     uint32_t b = 0, e = 0;
@@ -485,13 +493,15 @@ TEST(TextIndex, ParseRejectsCorruptedSections) {
       {"no strings at all", [](TextParts* p) { p->strings.clear(), p->string_bytes = 0; }},
       {"suffix position past the units", [](TextParts* p) { p->suffix[12] = 6; }},
       {"suffix position with a high byte", [](TextParts* p) { p->suffix[14] = 1; }},
-      {"more suffixes than units", [](TextParts* p) {
+      {"more suffixes than units",
+       [](TextParts* p) {
          p->suffix_count = 7;
          p->suffix.insert(p->suffix.end(), {0, 0, 0, 1, 0, 0});
        }},
       {"unknown position past the units", [](TextParts* p) { p->unknown[0] = 6; }},
       {"unknown string out of range", [](TextParts* p) { p->unknown[1] = 9; }},
-      {"unknown positions not increasing", [](TextParts* p) {
+      {"unknown positions not increasing",
+       [](TextParts* p) {
          p->unknown_count = 2;
          p->unknown = {1, 1, 1, 1};
        }},

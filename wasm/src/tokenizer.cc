@@ -19,12 +19,10 @@ Span Cover(const AlignedChar* chars, size_t begin, size_t end) {
 
 }  // namespace
 
-BertTokenizer::BertTokenizer(Vocab vocab, const SpecialTokenIds& special,
-                             const TokenizerOptions& options)
+BertTokenizer::BertTokenizer(Vocab vocab, const SpecialTokenIds& special, const TokenizerOptions& options)
     : vocab_(std::move(vocab)),
       special_(special),
-      normalizer_options_{options.clean_text, options.handle_chinese_chars, options.strip_accents,
-                          options.lowercase},
+      normalizer_options_{options.clean_text, options.handle_chinese_chars, options.strip_accents, options.lowercase},
       wordpiece_(vocab_, special.unk, static_cast<size_t>(options.max_input_chars_per_word)),
       max_content_tokens_(static_cast<size_t>(options.max_length) - 2) {}
 
@@ -98,17 +96,14 @@ Status BertTokenizer::Encode(std::string_view text, Encoding* out) const {
 
 }  // namespace text
 
-std::unique_ptr<Tokenizer> Tokenizer::FromVocab(std::string_view vocab_bytes,
-                                                const TokenizerOptions& options,
+std::unique_ptr<Tokenizer> Tokenizer::FromVocab(std::string_view vocab_bytes, const TokenizerOptions& options,
                                                 std::string* error) {
   if (options.max_length < 2) {
-    *error = "max_length must be at least 2 ([CLS] and [SEP]), got " +
-             std::to_string(options.max_length);
+    *error = "max_length must be at least 2 ([CLS] and [SEP]), got " + std::to_string(options.max_length);
     return nullptr;
   }
   if (options.max_input_chars_per_word < 1) {
-    *error = "max_input_chars_per_word must be at least 1, got " +
-             std::to_string(options.max_input_chars_per_word);
+    *error = "max_input_chars_per_word must be at least 1, got " + std::to_string(options.max_input_chars_per_word);
     return nullptr;
   }
   text::Vocab vocab;
@@ -118,12 +113,13 @@ std::unique_ptr<Tokenizer> Tokenizer::FromVocab(std::string_view vocab_bytes,
     const char* token;
     int32_t* id;
   };
-  for (const Required& required : {Required{"[PAD]", &ids.pad}, Required{"[UNK]", &ids.unk},
-                                   Required{"[CLS]", &ids.cls}, Required{"[SEP]", &ids.sep},
-                                   Required{"[MASK]", &ids.mask}}) {
+  for (const Required& required :
+       {Required{"[PAD]", &ids.pad}, Required{"[UNK]", &ids.unk}, Required{"[CLS]", &ids.cls},
+        Required{"[SEP]", &ids.sep}, Required{"[MASK]", &ids.mask}}) {
     *required.id = vocab.Find(required.token);
     if (*required.id < 0) {
-      *error = std::string("vocab has no ") + required.token + " token (a BERT vocab.txt needs "
+      *error = std::string("vocab has no ") + required.token +
+               " token (a BERT vocab.txt needs "
                "[PAD], [UNK], [CLS], [SEP] and [MASK])";
       return nullptr;
     }

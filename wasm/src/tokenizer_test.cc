@@ -43,8 +43,8 @@ TEST(TokenizerTest, ChineseSentenceWithMask) {
   // 我爱[MASK]京，hello
   const Encoding e = Encode(*t, "\xE6\x88\x91\xE7\x88\xB1[MASK]\xE4\xBA\xAC\xEF\xBC\x8Chellos");
   EXPECT_EQ(e.ids, (Ids{2, 5, 6, 4, 8, 9, 10, 11, 3}));
-  EXPECT_EQ(e.tokens, (std::vector<std::string>{"[CLS]", "\xE6\x88\x91", "\xE7\x88\xB1", "[MASK]",
-                                                "\xE4\xBA\xAC", "\xEF\xBC\x8C", "hello", "##s", "[SEP]"}));
+  EXPECT_EQ(e.tokens, (std::vector<std::string>{"[CLS]", "\xE6\x88\x91", "\xE7\x88\xB1", "[MASK]", "\xE4\xBA\xAC",
+                                                "\xEF\xBC\x8C", "hello", "##s", "[SEP]"}));
   EXPECT_EQ(Offsets(e), (Pairs{{0, 0}, {0, 1}, {1, 2}, {2, 8}, {8, 9}, {9, 10}, {10, 15}, {15, 16}, {0, 0}}));
   EXPECT_EQ(e.mask_positions, (std::vector<int32_t>{3}));
   EXPECT_EQ(e.truncated_tokens, 0);
@@ -61,7 +61,9 @@ TEST(TokenizerTest, OffsetsAreUtf16UnitsOfTheOriginal) {
 TEST(TokenizerTest, SpecialTokensAreExtractedBeforeNormalization) {
   const auto t = Make();
   // The mask splits "hello[MASK]s" although there is no space; a control char is cleaned.
-  const Encoding e = Encode(*t, "hello[mask]\x01" "e");
+  const Encoding e = Encode(*t,
+                            "hello[mask]\x01"
+                            "e");
   EXPECT_EQ(e.ids, (Ids{2, 10, 4, 16, 3}));
   EXPECT_EQ(Offsets(e), (Pairs{{0, 0}, {0, 5}, {5, 11}, {12, 13}, {0, 0}}));
   EXPECT_EQ(e.mask_positions, (std::vector<int32_t>{2}));

@@ -18,17 +18,14 @@ inline bool RanksBefore(const ScoredId& a, const ScoredId& b) {
 
 bool IsUnusedSlot(std::string_view token) {
   constexpr std::string_view kPrefix = "[unused";
-  if (token.size() < kPrefix.size() + 2 || token.substr(0, kPrefix.size()) != kPrefix ||
-      token.back() != ']') {
+  if (token.size() < kPrefix.size() + 2 || token.substr(0, kPrefix.size()) != kPrefix || token.back() != ']') {
     return false;
   }
   const std::string_view digits = token.substr(kPrefix.size(), token.size() - kPrefix.size() - 1);
   return std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-bool IsContinuationPiece(std::string_view token) {
-  return token.size() > 2 && token[0] == '#' && token[1] == '#';
-}
+bool IsContinuationPiece(std::string_view token) { return token.size() > 2 && token[0] == '#' && token[1] == '#'; }
 
 std::vector<uint8_t> BuildEligibility(const Tokenizer& tokenizer, const DecodeOptions& options) {
   const int32_t vocab_size = tokenizer.VocabSize();
@@ -41,8 +38,8 @@ std::vector<uint8_t> BuildEligibility(const Tokenizer& tokenizer, const DecodeOp
     if (in_range(id)) eligible[id] = 0;
   }
   if (options.exclude_special) {
-    for (int32_t id : {tokenizer.PadId(), tokenizer.UnkId(), tokenizer.ClsId(), tokenizer.SepId(),
-                       tokenizer.MaskId()}) {
+    for (int32_t id :
+         {tokenizer.PadId(), tokenizer.UnkId(), tokenizer.ClsId(), tokenizer.SepId(), tokenizer.MaskId()}) {
       if (in_range(id)) eligible[id] = 0;
     }
   }
@@ -58,16 +55,14 @@ std::vector<uint8_t> BuildEligibility(const Tokenizer& tokenizer, const DecodeOp
   return eligible;
 }
 
-void SelectTopK(const float* row, const uint8_t* eligible, size_t n, size_t k,
-                std::vector<ScoredId>* out) {
+void SelectTopK(const float* row, const uint8_t* eligible, size_t n, size_t k, std::vector<ScoredId>* out) {
   out->clear();
   if (k == 0) return;
   // `floor` is the logit an entry must beat to enter: -inf while the heap has room
   // (which also keeps -inf entries out), then the logit of the heap's worst entry.
   // An entry equal to the floor never enters: ids only grow, so it would rank after.
   float floor = -std::numeric_limits<float>::infinity();
-  for (size_t i = simd::FindFirstGreater(row, 0, n, floor); i < n;
-       i = simd::FindFirstGreater(row, i + 1, n, floor)) {
+  for (size_t i = simd::FindFirstGreater(row, 0, n, floor); i < n; i = simd::FindFirstGreater(row, i + 1, n, floor)) {
     const float logit = row[i];
     if (!eligible[i]) continue;
     const ScoredId entry{logit, static_cast<int32_t>(i)};
@@ -103,8 +98,8 @@ struct Decoder::Impl {
   };
 
   // Softmax + top-k of one row (already checked finite); `hits` (may be null) tags candidates.
-  void DecodeRow(const float* row, size_t vocab_size, const std::vector<CandidateEvidence>* hits,
-                 Scratch* scratch, Decoded* decoded) const;
+  void DecodeRow(const float* row, size_t vocab_size, const std::vector<CandidateEvidence>* hits, Scratch* scratch,
+                 Decoded* decoded) const;
 };
 
 namespace {
@@ -138,8 +133,7 @@ void Decoder::Impl::DecodeRow(const float* row, size_t vocab_size, const std::ve
   decoder::SelectTopK(row, eligible.data(), vocab_size, top_k, &top);
   double kept_mass = 0.0;
   for (const decoder::ScoredId& scored : top) {
-    const float probability =
-        static_cast<float>(std::exp(static_cast<double>(scored.logit) - scan.max) / denominator);
+    const float probability = static_cast<float>(std::exp(static_cast<double>(scored.logit) - scan.max) / denominator);
     if (probability < threshold) break;  // `top` is sorted: the rest are smaller
     Candidate candidate{scored.id, probability, {}};
     if (hits != nullptr) {
@@ -168,8 +162,7 @@ bool RowIsUsable(const float* row, size_t vocab_size) {
 }
 }  // namespace
 
-DecodeStatus Decoder::Decode(const float* logits, size_t n_rows, size_t vocab_size,
-                             std::vector<Decoded>* out) const {
+DecodeStatus Decoder::Decode(const float* logits, size_t n_rows, size_t vocab_size, std::vector<Decoded>* out) const {
   if (impl_->memory != nullptr) return DecodeStatus::kBadShape;  // the memory needs the context
   return Decode(logits, n_rows, vocab_size, MaskContext(), out);
 }

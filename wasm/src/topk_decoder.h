@@ -34,8 +34,7 @@ struct ScoredId {
 // than k may come back. Uses a bounded heap: O(n + m log k) for m heap updates, and
 // skips entries that cannot beat the heap's worst a SIMD vector at a time.
 // `out` is overwritten (its capacity is reused across rows).
-void SelectTopK(const float* row, const uint8_t* eligible, size_t n, size_t k,
-                std::vector<ScoredId>* out);
+void SelectTopK(const float* row, const uint8_t* eligible, size_t n, size_t k, std::vector<ScoredId>* out);
 
 }  // namespace decoder
 }  // namespace tiankong

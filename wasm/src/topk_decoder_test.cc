@@ -19,8 +19,7 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // A vocab shaped like BERT's: specials and [unusedN] first, then words, then ## pieces.
 std::string TestVocab(int words) {
-  std::string vocab =
-      "[PAD]\n[unused1]\n[unused22]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n<S>\n[unused]\n##\n";
+  std::string vocab = "[PAD]\n[unused1]\n[unused22]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n<S>\n[unused]\n##\n";
   for (int i = 0; i < words; ++i) vocab += "w" + std::to_string(i) + "\n";
   for (int i = 0; i < words / 4; ++i) vocab += "##p" + std::to_string(i) + "\n";
   vocab.pop_back();  // no trailing newline: a trailing '\n' would not add an entry anyway
@@ -35,8 +34,7 @@ std::unique_ptr<Tokenizer> MakeTokenizer(int words) {
 }
 
 // Straightforward reference: full double softmax, filter, full sort, cut.
-Decoded ReferenceDecode(const float* row, const std::vector<uint8_t>& eligible,
-                        const DecodeOptions& options) {
+Decoded ReferenceDecode(const float* row, const std::vector<uint8_t>& eligible, const DecodeOptions& options) {
   const size_t n = eligible.size();
   double max = -kInf;
   for (size_t i = 0; i < n; ++i) max = std::max<double>(max, row[i]);
@@ -54,8 +52,7 @@ Decoded ReferenceDecode(const float* row, const std::vector<uint8_t>& eligible,
   Decoded decoded;
   double kept = 0;
   for (const Candidate& c : all) {
-    if (decoded.candidates.size() == static_cast<size_t>(options.top_k) ||
-        c.probability < options.threshold) {
+    if (decoded.candidates.size() == static_cast<size_t>(options.top_k) || c.probability < options.threshold) {
       break;
     }
     decoded.candidates.push_back(c);
@@ -100,9 +97,8 @@ TEST(Eligibility, ExcludesSpecialsUnusedAndPieces) {
   ASSERT_EQ(eligible.size(), static_cast<size_t>(tokenizer->VocabSize()));
   for (int32_t id = 0; id < tokenizer->VocabSize(); ++id) {
     const std::string& token = tokenizer->IdToToken(id);
-    const bool special = token == "[PAD]" || token == "[UNK]" || token == "[CLS]" ||
-                         token == "[SEP]" || token == "[MASK]" || token == "[unused1]" ||
-                         token == "[unused22]";
+    const bool special = token == "[PAD]" || token == "[UNK]" || token == "[CLS]" || token == "[SEP]" ||
+                         token == "[MASK]" || token == "[unused1]" || token == "[unused22]";
     const bool piece = token.rfind("##p", 0) == 0;
     EXPECT_EQ(eligible[id], special || piece ? 0 : 1) << token;
   }
@@ -113,8 +109,7 @@ TEST(Eligibility, FlagsOffAllowAndDeny) {
   DecodeOptions options;
   options.exclude_special = false;
   options.exclude_subwords = false;
-  EXPECT_EQ(decoder::BuildEligibility(*tokenizer, options),
-            std::vector<uint8_t>(tokenizer->VocabSize(), 1));
+  EXPECT_EQ(decoder::BuildEligibility(*tokenizer, options), std::vector<uint8_t>(tokenizer->VocabSize(), 1));
 
   const int32_t w1 = tokenizer->TokenToId("w1"), w2 = tokenizer->TokenToId("w2");
   const int32_t mask = tokenizer->MaskId();
@@ -143,9 +138,8 @@ TEST(SelectTopK, MatchesFullSortWithTiesAndNegativeInfinity) {
     for (size_t i = 0; i < n; ++i) {
       if (eligible[i] && row[i] != -kInf) expected.push_back({row[i], static_cast<int32_t>(i)});
     }
-    std::sort(expected.begin(), expected.end(), [](const auto& a, const auto& b) {
-      return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
-    });
+    std::sort(expected.begin(), expected.end(),
+              [](const auto& a, const auto& b) { return a.logit > b.logit || (a.logit == b.logit && a.id < b.id); });
     expected.resize(std::min(expected.size(), k));
     std::vector<decoder::ScoredId> actual;
     decoder::SelectTopK(row.data(), eligible.data(), n, k, &actual);
@@ -190,8 +184,7 @@ TEST(Decoder, TiedLogitsOrderById) {
   auto tokenizer = MakeTokenizer(50);
   const size_t vocab = tokenizer->VocabSize();
   std::vector<float> logits(vocab, 0.0f);
-  const int32_t a = tokenizer->TokenToId("w30"), b = tokenizer->TokenToId("w7"),
-                c = tokenizer->TokenToId("w12");
+  const int32_t a = tokenizer->TokenToId("w30"), b = tokenizer->TokenToId("w7"), c = tokenizer->TokenToId("w12");
   logits[a] = logits[b] = logits[c] = 3.0f;
   DecodeOptions options;
   options.top_k = 2;
@@ -258,7 +251,8 @@ TEST(Decoder, ZeroTopKReturnsNoCandidates) {
 
 // Single characters (so MemoryBuilder sees one token per character): [PAD]=0 [UNK]=1 [CLS]=2
 // [SEP]=3 [MASK]=4, a "##" piece, then the characters.
-constexpr char kFusionVocab[] = "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n##天\n天\n地\n人\n山\n水\n日\n月\n风\n云\n花\n掩\n耳\n盗\n铃\n，\n。\n";
+constexpr char kFusionVocab[] =
+    "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n##天\n天\n地\n人\n山\n水\n日\n月\n风\n云\n花\n掩\n耳\n盗\n铃\n，\n。\n";
 
 struct FusionFixture {
   std::unique_ptr<Tokenizer> tokenizer;
@@ -391,8 +385,8 @@ TEST(DecoderFusion, FusedLogitsFollowTheDocumentedFormula) {
   ASSERT_EQ(out.size(), 3u);
   for (size_t r = 0; r < 3; ++r) {
     SCOPED_TRACE("row " + std::to_string(r));
-    const Decoded expected = ReferenceFusedDecode(*f.tokenizer, *f.memory, options, &logits[r * vocab],
-                                                  FusionFixture::Context(input), r);
+    const Decoded expected =
+        ReferenceFusedDecode(*f.tokenizer, *f.memory, options, &logits[r * vocab], FusionFixture::Context(input), r);
     ExpectSameDecoded(out[r], expected);
   }
   // And the memory did change something (else the comparison above proves little).
@@ -464,8 +458,7 @@ TEST(DecoderFusion, StrongHitLiftsItsCandidateToFirstPlace) {
   EXPECT_EQ(first.hit.text, 0);
   EXPECT_EQ(first.hit.strength, 3);
   EXPECT_TRUE(first.hit.whole);
-  EXPECT_NEAR(first.probability / out[0].candidates[1].probability, std::exp(2.0f), 1e-3)
-      << "铃 at 7 against 天 at 5";
+  EXPECT_NEAR(first.probability / out[0].candidates[1].probability, std::exp(2.0f), 1e-3) << "铃 at 7 against 天 at 5";
   EXPECT_EQ(f.memory->SourceOf(first.hit).title, "掩耳盗铃");
   EXPECT_EQ(out[0].candidates[1].hit.text, -1);
 }

@@ -23,10 +23,10 @@ std::vector<char32_t> DecompositionOf(char32_t c) {
 TEST(UnicodeTablesTest, ControlFollowsHfIsControl) {
   EXPECT_TRUE(Has(0x00, kControl));
   EXPECT_TRUE(Has(0x7F, kControl));
-  EXPECT_TRUE(Has(0x00AD, kControl));   // soft hyphen, Cf
-  EXPECT_TRUE(Has(0x200B, kControl));   // zero width space, Cf
-  EXPECT_TRUE(Has(0xE000, kControl));   // private use, Co
-  EXPECT_FALSE(Has(U'\t', kControl));   // BERT counts these as whitespace
+  EXPECT_TRUE(Has(0x00AD, kControl));  // soft hyphen, Cf
+  EXPECT_TRUE(Has(0x200B, kControl));  // zero width space, Cf
+  EXPECT_TRUE(Has(0xE000, kControl));  // private use, Co
+  EXPECT_FALSE(Has(U'\t', kControl));  // BERT counts these as whitespace
   EXPECT_FALSE(Has(U'\n', kControl));
   EXPECT_FALSE(Has(U'\r', kControl));
   EXPECT_FALSE(Has(0x0378, kControl));  // unassigned is not control for HF
@@ -35,8 +35,8 @@ TEST(UnicodeTablesTest, ControlFollowsHfIsControl) {
 }
 
 TEST(UnicodeTablesTest, WhitespaceIsWhiteSpaceProperty) {
-  for (char32_t c : {U' ', U'\t', U'\n', U'\r', U'\v', U'\f', U'\u0085', U'\u00A0', U'\u1680',
-                     U'\u2000', U'\u2028', U'\u2029', U'\u3000'}) {
+  for (char32_t c : {U' ', U'\t', U'\n', U'\r', U'\v', U'\f', U'\u0085', U'\u00A0', U'\u1680', U'\u2000', U'\u2028',
+                     U'\u2029', U'\u3000'}) {
     EXPECT_TRUE(Has(c, kWhitespace)) << std::hex << static_cast<uint32_t>(c);
   }
   EXPECT_FALSE(Has(0x200B, kWhitespace));  // ZWSP is Cf, not White_Space
@@ -45,8 +45,8 @@ TEST(UnicodeTablesTest, WhitespaceIsWhiteSpaceProperty) {
 }
 
 TEST(UnicodeTablesTest, PunctuationIsUnicodePOrAsciiPunctuation) {
-  for (char32_t c : {U'!', U'$', U'+', U'<', U'^', U'`', U'~', U'\u3002', U'\uFF0C', U'\u300A',
-                     U'\u2014', U'\u00BF', U'\u166D'}) {  // U+166D: Po in Unicode 8.0
+  for (char32_t c : {U'!', U'$', U'+', U'<', U'^', U'`', U'~', U'\u3002', U'\uFF0C', U'\u300A', U'\u2014', U'\u00BF',
+                     U'\u166D'}) {  // U+166D: Po in Unicode 8.0
     EXPECT_TRUE(Has(c, kPunctuation)) << std::hex << static_cast<uint32_t>(c);
   }
   EXPECT_FALSE(Has(U'\u00A5', kPunctuation));  // ¥ is Sc, not ASCII
@@ -95,9 +95,9 @@ TEST(UnicodeTablesTest, CanonicalDecomposition) {
   EXPECT_EQ(DecompositionOf(U'\u1E17'), (std::vector<char32_t>{U'e', U'\u0304', U'\u0301'}));
   EXPECT_EQ(DecompositionOf(U'\uAC01'), (std::vector<char32_t>{0x1100, 0x1161, 0x11A8}));  // 각
   EXPECT_EQ(DecompositionOf(U'\uAC00'), (std::vector<char32_t>{0x1100, 0x1161}));          // 가
-  EXPECT_EQ(DecompositionOf(U'\uF900'), std::vector<char32_t>{U'\u8C48'});  // compatibility ideograph
-  EXPECT_EQ(DecompositionOf(U'\uFB01'), std::vector<char32_t>{U'\uFB01'});  // ﬁ: compatibility only
-  EXPECT_EQ(DecompositionOf(U'\U00011938'), std::vector<char32_t>{U'\U00011938'});  // after 12.1
+  EXPECT_EQ(DecompositionOf(U'\uF900'), std::vector<char32_t>{U'\u8C48'});                 // compatibility ideograph
+  EXPECT_EQ(DecompositionOf(U'\uFB01'), std::vector<char32_t>{U'\uFB01'});                 // ﬁ: compatibility only
+  EXPECT_EQ(DecompositionOf(U'\U00011938'), std::vector<char32_t>{U'\U00011938'});         // after 12.1
   EXPECT_EQ(DecompositionOf(U'a'), std::vector<char32_t>{U'a'});
 }
 

@@ -13,9 +13,10 @@ class WordPieceTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string error;
-    ASSERT_TRUE(vocab_.Parse("[UNK]\nun\n##aff\n##able\nunaff\na\n##a\n\xE4\xB8\xAD\n##\xE6\x96\x87\n"
-                             "\xF0\x9F\x98\x80\n",
-                             &error))
+    ASSERT_TRUE(
+        vocab_.Parse("[UNK]\nun\n##aff\n##able\nunaff\na\n##a\n\xE4\xB8\xAD\n##\xE6\x96\x87\n"
+                     "\xF0\x9F\x98\x80\n",
+                     &error))
         << error;
   }
 
@@ -29,8 +30,7 @@ class WordPieceTest : public ::testing::Test {
     wordpiece.Tokenize(chars.data(), chars.size(), &pieces);
     std::vector<std::string> out;
     for (const Piece& p : pieces) {
-      out.push_back(vocab_.Token(p.id) + "[" + std::to_string(p.begin) + "," +
-                    std::to_string(p.end) + ")");
+      out.push_back(vocab_.Token(p.id) + "[" + std::to_string(p.begin) + "," + std::to_string(p.end) + ")");
     }
     return out;
   }
@@ -69,7 +69,7 @@ TEST_F(WordPieceTest, MaxInputCharsCountsCharsNotBytes) {
   EXPECT_EQ(Pieces(std::string(6, 'a'), 5), Strings{"[UNK][0,6)"});
   std::string three_chinese;
   for (int i = 0; i < 3; ++i) three_chinese += "\xE4\xB8\xAD";  // 9 bytes, 3 chars
-  EXPECT_EQ(Pieces(three_chinese, 3), Strings{"[UNK][0,3)"});  // 中 then no ##中
+  EXPECT_EQ(Pieces(three_chinese, 3), Strings{"[UNK][0,3)"});   // 中 then no ##中
 }
 
 TEST_F(WordPieceTest, EmptyWordAddsNothing) { EXPECT_EQ(Pieces(""), Strings{}); }

@@ -150,9 +150,10 @@ int main(int argc, char** argv) {
   std::string line, weight_line;
   for (size_t number = 1; std::getline(corpus, line); ++number) {
     long weight = 1;
-    if (!weights_path.empty() && (!std::getline(weights, weight_line) || !ParseCount(weight_line.c_str(), 1, 255, &weight))) {
-      std::cerr << "tiankong_build_memory: " << weights_path << ":" << number << ": expected a whole number 1..255 for corpus line "
-                << number << "\n";
+    if (!weights_path.empty() &&
+        (!std::getline(weights, weight_line) || !ParseCount(weight_line.c_str(), 1, 255, &weight))) {
+      std::cerr << "tiankong_build_memory: " << weights_path << ":" << number
+                << ": expected a whole number 1..255 for corpus line " << number << "\n";
       return kExitUsage;
     }
     builder.AddLine(line, static_cast<uint8_t>(weight));
@@ -194,8 +195,8 @@ int main(int argc, char** argv) {
     std::remove(tmp.c_str());
     return kExitFailed;
   }
-  std::cerr << "tiankong_build_memory: " << out_path << ": " << bytes.size() << " bytes; " << report.lines
-            << " lines, " << report.tokens << " tokens; n-grams kept";
+  std::cerr << "tiankong_build_memory: " << out_path << ": " << bytes.size() << " bytes; " << report.lines << " lines, "
+            << report.tokens << " tokens; n-grams kept";
   for (size_t n = 2; n < report.kept.size(); ++n) std::cerr << " " << n << ":" << report.kept[n];
   std::cerr << " (" << report.slots << " slots); " << report.texts << " texts (" << report.idioms << " idioms, "
             << report.units << " tokens)\n";

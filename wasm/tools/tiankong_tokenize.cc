@@ -74,8 +74,8 @@ std::string ToJson(const tiankong::Encoding& e) {
 std::string ToTable(const tiankong::Encoding& e) {
   std::ostringstream out;
   for (size_t i = 0; i < e.ids.size(); ++i) {
-    out << "  " << i << "\t" << e.ids[i] << "\t" << e.tokens[i] << "\t[" << e.offsets[i].start
-        << "," << e.offsets[i].end << ")\n";
+    out << "  " << i << "\t" << e.ids[i] << "\t" << e.tokens[i] << "\t[" << e.offsets[i].start << ","
+        << e.offsets[i].end << ")\n";
   }
   if (e.truncated_tokens) out << "  (truncated: " << e.truncated_tokens << " tokens dropped)\n";
   return out.str();
@@ -108,8 +108,7 @@ int main(int argc, char** argv) {
       char* end;
       const long n = std::strtol(argv[++i], &end, 10);
       if (*end != '\0' || n < 2 || n > (1L << 30)) {
-        std::cerr << "tiankong_tokenize: --max-length needs a whole number >= 2, got '" << argv[i]
-                  << "'\n";
+        std::cerr << "tiankong_tokenize: --max-length needs a whole number >= 2, got '" << argv[i] << "'\n";
         return kExitUsage;
       }
       options.max_length = static_cast<int>(n);
@@ -135,8 +134,7 @@ int main(int argc, char** argv) {
     std::cerr << "tiankong_tokenize: cannot read vocab '" << vocab_path << "'\n";
     return kExitUsage;
   }
-  const std::string vocab_bytes((std::istreambuf_iterator<char>(vocab_file)),
-                                std::istreambuf_iterator<char>());
+  const std::string vocab_bytes((std::istreambuf_iterator<char>(vocab_file)), std::istreambuf_iterator<char>());
   std::string error;
   const auto tokenizer = tiankong::Tokenizer::FromVocab(vocab_bytes, options, &error);
   if (!tokenizer) {

@@ -1,6 +1,6 @@
 // tiankong public C++ API: the BERT WordPiece tokenizer, the corpus memory, the top-k decoder
-// (which fuses the model with the memory) and the fingerprint cache. This is the whole surface the Embind bindings, the CLI tools,
-// the fuzzers and the benchmarks use; everything else in wasm/src is internal.
+// (which fuses the model with the memory) and the fingerprint cache. This is the whole surface the Embind bindings, the
+// CLI tools, the fuzzers and the benchmarks use; everything else in wasm/src is internal.
 //
 // Offsets: every offset in this API is in UTF-16 code units of the original input
 // (what JavaScript's String indices count), so the JS side can slice the user's text
@@ -29,7 +29,7 @@ struct TokenizerOptions {
   bool strip_accents = false;        // NFD + drop Mn (HF: strip_accents=None follows lowercase)
   bool lowercase = false;
   int max_input_chars_per_word = 100;
-  int max_length = 512;              // including [CLS] and [SEP]
+  int max_length = 512;  // including [CLS] and [SEP]
 };
 
 struct Span {
@@ -39,10 +39,10 @@ struct Span {
 
 // Result of Tokenizer::Encode.
 struct Encoding {
-  std::vector<int32_t> ids;               // with [CLS] ... [SEP]
-  std::vector<std::string> tokens;        // vocab strings, same length as ids
-  std::vector<Span> offsets;              // [CLS]/[SEP] get {0,0}
-  std::vector<int32_t> mask_positions;    // indices into ids where ids[i] == mask id
+  std::vector<int32_t> ids;             // with [CLS] ... [SEP]
+  std::vector<std::string> tokens;      // vocab strings, same length as ids
+  std::vector<Span> offsets;            // [CLS]/[SEP] get {0,0}
+  std::vector<int32_t> mask_positions;  // indices into ids where ids[i] == mask id
   // Number of content tokens dropped because the sequence exceeded max_length.
   // Truncation is never silent: callers must check this (0 = nothing dropped).
   int32_t truncated_tokens = 0;
@@ -56,8 +56,7 @@ class Tokenizer {
   // line, split on '\n' only; a trailing '\r' is NOT stripped because vocab entries
   // such as U+2028 must survive). Returns nullptr and sets *error on failure
   // (empty vocab, missing [UNK]/[CLS]/[SEP]/[MASK]/[PAD], duplicate token).
-  static std::unique_ptr<Tokenizer> FromVocab(std::string_view vocab_bytes,
-                                              const TokenizerOptions& options,
+  static std::unique_ptr<Tokenizer> FromVocab(std::string_view vocab_bytes, const TokenizerOptions& options,
                                               std::string* error);
   virtual ~Tokenizer() = default;
 
@@ -92,14 +91,14 @@ enum class MemoryStatus { kOk = 0, kTruncated, kBadMagic, kBadVersion, kCorrupt,
 
 struct MemoryInfo {
   uint32_t version = 0;
-  uint32_t max_order = 0;     // longest n-gram
-  uint64_t ngrams = 0;        // n-grams kept (orders 2..max_order)
-  uint64_t ngram_slots = 0;   // hash table slots
-  uint64_t texts = 0;         // famous texts + idioms indexed
+  uint32_t max_order = 0;    // longest n-gram
+  uint64_t ngrams = 0;       // n-grams kept (orders 2..max_order)
+  uint64_t ngram_slots = 0;  // hash table slots
+  uint64_t texts = 0;        // famous texts + idioms indexed
   uint64_t idioms = 0;
-  uint64_t units = 0;         // tokens in the index
-  uint64_t bytes = 0;         // file size
-  std::string build;          // the builder's JSON description (inputs, cut-offs)
+  uint64_t units = 0;  // tokens in the index
+  uint64_t bytes = 0;  // file size
+  std::string build;   // the builder's JSON description (inputs, cut-offs)
 };
 
 // Where a candidate comes from: a famous text or an idiom whose passage it completes.
@@ -112,10 +111,10 @@ struct MemorySource {
 
 // A famous-text / idiom passage supporting a candidate (Memory::SourceOf turns it into text).
 struct MemoryHit {
-  int32_t text = -1;    // -1: no hit
+  int32_t text = -1;  // -1: no hit
   uint32_t unit = 0;
-  int32_t strength = 0; // known tokens of the input that agree with the passage around the blank
-  bool whole = false;   // the agreement covers a whole idiom or clause
+  int32_t strength = 0;  // known tokens of the input that agree with the passage around the blank
+  bool whole = false;    // the agreement covers a whole idiom or clause
 };
 
 // Evidence the memory has for one candidate at one blank (see Memory::Evidence).
@@ -134,8 +133,8 @@ class Memory {
   // magic, version, checksums, section bounds and every token id inside. Returns nullptr with
   // *status and a specific *error when the file is truncated, corrupt, of another format
   // version or built for another vocabulary. The memory does not keep `tokenizer`.
-  static std::unique_ptr<Memory> Load(std::vector<uint8_t> bytes, const Tokenizer& tokenizer,
-                                      MemoryStatus* status, std::string* error);
+  static std::unique_ptr<Memory> Load(std::vector<uint8_t> bytes, const Tokenizer& tokenizer, MemoryStatus* status,
+                                      std::string* error);
   virtual ~Memory() = default;
 
   virtual const MemoryInfo& Info() const = 0;
@@ -146,16 +145,16 @@ class Memory {
   // Candidate token ids for the blank at ids[mask_positions[target]]: tokens that follow the
   // left neighbour or precede the right neighbour most often, and tokens that complete a famous
   // text or idiom there. Appended to *out (duplicates possible).
-  virtual void ProposeCandidates(const int32_t* ids, size_t n_ids, const int32_t* mask_positions,
-                                 size_t n_masks, size_t target, std::vector<int32_t>* out) const = 0;
+  virtual void ProposeCandidates(const int32_t* ids, size_t n_ids, const int32_t* mask_positions, size_t n_masks,
+                                 size_t target, std::vector<int32_t>* out) const = 0;
 
   // Evidence for each candidate at the blank ids[mask_positions[target]]: the n-gram windows
   // through it (other blanks are unknown: windows stop there) and the best famous-text / idiom
   // passage that agrees with at least `min_hit_strength` known tokens around it (2 when the
   // agreement covers a whole idiom or clause).
-  virtual void Evidence(const int32_t* ids, size_t n_ids, const int32_t* mask_positions, size_t n_masks,
-                        size_t target, const int32_t* candidates, size_t n_candidates,
-                        int32_t min_hit_strength, std::vector<CandidateEvidence>* out) const = 0;
+  virtual void Evidence(const int32_t* ids, size_t n_ids, const int32_t* mask_positions, size_t n_masks, size_t target,
+                        const int32_t* candidates, size_t n_candidates, int32_t min_hit_strength,
+                        std::vector<CandidateEvidence>* out) const = 0;
 
   // The text behind a hit (hit.text must come from this memory).
   virtual MemorySource SourceOf(const MemoryHit& hit) const = 0;
@@ -233,9 +232,9 @@ struct Candidate {
 
 // The input a row of logits belongs to: the decoder's memory reads the context around the blank.
 struct MaskContext {
-  const int32_t* ids = nullptr;            // the whole encoded input, [CLS] ... [SEP]
+  const int32_t* ids = nullptr;  // the whole encoded input, [CLS] ... [SEP]
   size_t n_ids = 0;
-  const int32_t* mask_positions = nullptr; // row r of the logits is the blank at ids[mask_positions[r]]
+  const int32_t* mask_positions = nullptr;  // row r of the logits is the blank at ids[mask_positions[r]]
   size_t n_masks = 0;
 };
 
@@ -258,8 +257,7 @@ class Decoder {
   // logits: row-major [n_rows, vocab_size]. Writes n_rows results. A NaN or +inf
   // in a row is kNonFinite (-inf is allowed and means probability 0). With a memory in the
   // options, `context` must describe the input (n_rows == context.n_masks), else kBadShape.
-  DecodeStatus Decode(const float* logits, size_t n_rows, size_t vocab_size,
-                      std::vector<Decoded>* out) const;
+  DecodeStatus Decode(const float* logits, size_t n_rows, size_t vocab_size, std::vector<Decoded>* out) const;
   DecodeStatus Decode(const float* logits, size_t n_rows, size_t vocab_size, const MaskContext& context,
                       std::vector<Decoded>* out) const;
 
@@ -288,8 +286,7 @@ class FingerprintCache {
 
   // The key is the exact byte string built by MakeKey; `value` is opaque bytes
   // (the bindings store serialized decoded results). Thread-safe.
-  static std::string MakeKey(const std::vector<int32_t>& ids,
-                             const std::vector<int32_t>& mask_positions,
+  static std::string MakeKey(const std::vector<int32_t>& ids, const std::vector<int32_t>& mask_positions,
                              std::string_view options_fingerprint);
   // Returns true and copies the value on hit (and marks it most recently used).
   bool Get(const std::string& key, std::string* value);
