@@ -9,14 +9,14 @@
 namespace tiankong::unicode {
 
 enum CharFlag : uint8_t {
-  kControl = 1 << 0,           // HF is_control: Cc/Cf/Co/Cs (Unicode 8.0 categories), except \t \n \r
-  kWhitespace = 1 << 1,        // White_Space (Rust char::is_whitespace)
-  kPunctuation = 1 << 2,       // BERT punctuation: P* (Unicode 8.0 categories) or ASCII 33-47, 58-64, 91-96, 123-126
-  kChinese = 1 << 3,           // BERT CJK ideograph ranges (HF is_chinese_char)
-  kNonspacingMark = 1 << 4,    // Mn (Unicode 8.0 categories): removed by strip_accents
-  kHasLowercase = 1 << 5,      // char::to_lowercase(c) != c (Rust std, Unicode 16.0)
+  kControl = 1 << 0,  // HF is_control: Cc/Cf/Co/Cs (Unicode 8.0 categories), except \t \n \r
+  kWhitespace = 1 << 1,  // White_Space (Rust char::is_whitespace)
+  kPunctuation = 1 << 2,  // BERT punctuation: P* (Unicode 8.0 categories) or ASCII 33-47, 58-64, 91-96, 123-126
+  kChinese = 1 << 3,  // BERT CJK ideograph ranges (HF is_chinese_char)
+  kNonspacingMark = 1 << 4,  // Mn (Unicode 8.0 categories): removed by strip_accents
+  kHasLowercase = 1 << 5,  // char::to_lowercase(c) != c (Rust std, Unicode 16.0)
   kHasDecomposition = 1 << 6,  // canonical decomposition differs from c (Unicode 12.1, Hangul included)
-  kReorderable = 1 << 7,       // canonical combining class != 0 (Unicode 12.1)
+  kReorderable = 1 << 7,  // canonical combining class != 0 (Unicode 12.1)
 };
 
 // Longest canonical decomposition and lowercase expansion, in code points.
