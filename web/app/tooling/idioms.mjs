@@ -1,17 +1,28 @@
 /**
- * Build-time idiom dictionary: the raw data's idioms/idioms.csv (columns Idiom, Pinyin,
- * Letter, Explanation, Synonym; RFC 4180 quoting) -> a compact JSON asset the page loads
- * lazily for its idiom card:
- *   { "format": "tiankong-idioms/1", "count": N, "idioms": { "掩耳盗铃": ["yǎn ěr dào líng", "解释…"] } }
- * Only four-character idioms are kept (the card completes 4-character windows).
+ * The app's idiom dictionary: the raw data's idioms/idioms.csv (columns Idiom, Pinyin,
+ * Letter, Explanation, Synonym; RFC 4180 quoting) -> a compact JSON file the page loads
+ * when it first needs it (a filled blank inside four Chinese characters), for its idiom card:
+ *   { "format": "tiankong-idioms/1", "generated": …, "license": …, "count": N,
+ *     "idioms": { "掩耳盗铃": ["yǎn ěr dào líng", "解释…"] } }
+ * Only four-character idioms are kept (the card completes 4-character windows). The file is
+ * derived once by scripts/build-idioms and committed (web/app/data/idioms.json), so a clone
+ * builds the app without the raw data.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { dataPath } from '../../../model/tooling/data-paths.mjs';
 
 export const IDIOMS_FORMAT = 'tiankong-idioms/1';
 
 /** The idiom dictionary of the raw data (TIANKONG_DATA, default ../shared/data). */
 export const DEFAULT_IDIOMS_CSV = dataPath('idioms/idioms.csv');
+
+/** The committed, generated dictionary the app build ships as idioms.json. */
+export const COMMITTED_IDIOMS_JSON = fileURLToPath(new URL('../data/idioms.json', import.meta.url));
+
+/** Where the data comes from and under which licences (also in web/app/data/README.md). */
+export const IDIOMS_LICENSE = 'chinese-xinhua (github.com/pwxcoo/chinese-xinhua) idiom data: MIT, Copyright (c) 2018 PWXCOO; ' +
+  'the idioms.csv file it was taken from: MPL-2.0. See web/app/data/LICENSE-chinese-xinhua-MIT and LICENSE-MPL-2.0.md.';
 
 /**
  * Parses RFC 4180 CSV text (quoted fields, "" escapes, CRLF or LF, newlines inside quotes)
@@ -81,7 +92,13 @@ export function buildIdiomAsset(rows) {
     idioms[idiom] = [(row[pinyinCol] ?? '').trim(), (row[explanationCol] ?? '').trim()];
     count++;
   }
-  return { format: IDIOMS_FORMAT, count, idioms };
+  return {
+    format: IDIOMS_FORMAT,
+    generated: 'by scripts/build-idioms from idioms/idioms.csv of the raw data; do not edit',
+    license: IDIOMS_LICENSE,
+    count,
+    idioms,
+  };
 }
 
 /**
