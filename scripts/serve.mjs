@@ -3,7 +3,8 @@
 /**
  * Serves the built app (web/app/dist) on 127.0.0.1: the security and cross-origin-isolation
  * headers on every response (web/app/tooling/security-headers.mjs), ETag revalidation,
- * content-hashed assets immutable; the static server itself (MIME types for .wasm/.mjs/.onnx, no
+ * content-hashed assets immutable, the precompressed FILE.br / FILE.gz the app build writes beside
+ * each compressible file (Content-Encoding, Vary: Accept-Encoding); the static server itself (MIME types for .wasm/.mjs/.onnx, no
  * directory traversal) is the repository's one, tests/harness/static-server.mjs.
  *
  *   node scripts/serve.mjs [DIR]        PORT=8080 node scripts/serve.mjs
@@ -29,7 +30,7 @@ import { SECURITY_HEADERS } from '../web/app/tooling/security-headers.mjs';
  * @param {(record: import('../tests/harness/static-server.mjs').RequestRecord) => void} [options.onRequest]
  */
 export function startAppServer({ root, port = 0, headers = SECURITY_HEADERS, onRequest }) {
-  return startStaticServer({ mounts: { '/': path.resolve(root) }, headers, caching: 'revalidate', port, tries: 20, onRequest });
+  return startStaticServer({ mounts: { '/': path.resolve(root) }, headers, caching: 'revalidate', precompressed: true, port, tries: 20, onRequest });
 }
 
 async function main() {

@@ -24,6 +24,21 @@ function get(port: number, rawPath: string, headers: Record<string, string> = {}
   });
 }
 
+/** A raw GET returning the body's bytes as sent (no decoding). */
+function getBytes(port: number, rawPath: string, headers: Record<string, string> = {}) {
+  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: rawPath, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const BIG_JS = `export const text = ${JSON.stringify('填空'.repeat(2000))};\n`;
+
 describe('static server', () => {
   let dir: string;
   let server: Awaited<ReturnType<typeof startAppServer>>;
@@ -40,6 +55,10 @@ describe('static server', () => {
     writeFileSync(path.join(root, 'loader.mjs'), 'export {};');
     writeFileSync(path.join(root, 'models', 'model.onnx'), 'onnx');
     writeFileSync(path.join(root, 'assets', 'index-abc.js'), 'console.log(1)');
+    const { brotliCompressSync, gzipSync } = await import('node:zlib');
+    writeFileSync(path.join(root, 'big.js'), BIG_JS);
+    writeFileSync(path.join(root, 'big.js.br'), brotliCompressSync(BIG_JS));
+    writeFileSync(path.join(root, 'big.js.gz'), gzipSync(BIG_JS));
     writeFileSync(path.join(dir, 'secret.txt'), 'SECRET');
     server = await startAppServer({ root, onRequest: ({ method, url, status }) => served.push(`${method} ${url} ${status}`) });
     port = server.port;
@@ -101,6 +120,29 @@ describe('static server', () => {
     expect((await get(port, '/missing.js')).status).toBe(404);
     expect((await get(port, '/index.html', {}, 'POST')).status).toBe(405);
     expect(served).toEqual(['GET /missing.js 404', 'POST /index.html 405']);
+  });
+
+  test('precompressed files: .br, else .gz, to clients that accept them; the plain file otherwise', async () => {
+    const { brotliDecompressSync, gunzipSync } = await import('node:zlib');
+    const br = await getBytes(port, '/big.js', { 'Accept-Encoding': 'gzip, deflate, br' });
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(br.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(br.headers.vary).toBe('Accept-Encoding');
+    expect(Number(br.headers['content-length'])).toBe(br.body.length);
+    expect(brotliDecompressSync(br.body).toString()).toBe(BIG_JS);
+    const gz = await getBytes(port, '/big.js', { 'Accept-Encoding': 'gzip' });
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gz.body).toString()).toBe(BIG_JS);
+    expect(gz.headers.etag).not.toBe(br.headers.etag);
+    const refused = await getBytes(port, '/big.js', { 'Accept-Encoding': 'br;q=0, gzip;q=0' });
+    expect(refused.headers['content-encoding']).toBeUndefined();
+    expect(refused.body.toString()).toBe(BIG_JS);
+    const plain = await getBytes(port, '/big.js');
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.body.toString()).toBe(BIG_JS);
+    // Revalidation of the encoded variant.
+    const again = await get(port, '/big.js', { 'Accept-Encoding': 'br', 'If-None-Match': String(br.headers.etag) });
+    expect(again.status).toBe(304);
   });
 
   test('a busy port moves to the next free one', async () => {

@@ -12,6 +12,8 @@
  * - one MIME table; `caching`: 'no-store' (every load reads the bytes again: tests, benchmarks) or
  *   'revalidate' (ETag + If-None-Match → 304, `no-cache`, content-hashed assets/ immutable: the app);
  * - no way out of a mounted folder (`..` in any spelling, encoded separators, NUL → 400);
+ * - `precompressed`: a folder file with a `.br` or `.gz` sibling is sent as that sibling
+ *   (Content-Encoding br/gzip, Vary: Accept-Encoding) to a client that accepts it;
  * - fault injection: `fail(path, fault, times)` makes the next request(s) of a path drop the
  *   connection after N bytes, answer with an HTML page (as text/html or disguised), an error
  *   status, or a short body; `log` (option) keeps "GET /path 200 (note)" for every request.
@@ -140,10 +142,12 @@ const HTML_PAGE = '<!doctype html><html><head><title>app</title></head><body>ind
  * @param {number} [options.port] 0 (default): any free port
  * @param {number} [options.tries] ports to try from `port` up while they are busy (default 1)
  * @param {boolean} [options.log] keep the request log (`log` of the result)
+ * @param {boolean} [options.precompressed] send FILE.br / FILE.gz for FILE when the client accepts it
  * @param {(record: RequestRecord) => void} [options.onRequest] called once per answered request
  * @returns {Promise<StaticServer>}
  */
-export async function startStaticServer({ mounts, headers = {}, caching = 'no-store', port = 0, tries = 1, log: keepLog = false, onRequest = () => {} }) {
+export async function startStaticServer({ mounts, headers = {}, caching = 'no-store', port = 0, tries = 1, log: keepLog = false,
+  precompressed = false, onRequest = () => {} }) {
   const prefixes = Object.keys(mounts).sort((a, b) => b.length - a.length);
   const headersFor = typeof headers === 'function' ? headers : () => headers;
   /** @type {string[]} */
@@ -217,10 +221,18 @@ export async function startStaticServer({ mounts, headers = {}, caching = 'no-st
 
     /** @type {Record<string, string | number>} */
     const out = { ...base, 'Content-Type': type };
+    if (precompressed && 'file' in found) {
+      out.Vary = 'Accept-Encoding';
+      const variant = await compressedVariant(found.file, String(request.headers['accept-encoding'] ?? ''));
+      if (variant) {
+        out['Content-Encoding'] = variant.encoding;
+        found = { ...found, file: variant.file, size: variant.size, mtimeMs: variant.mtimeMs };
+      }
+    }
     if (caching === 'no-store' || 'body' in found) out['Cache-Control'] = caching === 'no-store' ? 'no-store' : 'no-cache';
     if ('file' in found && caching === 'revalidate') {
       out['Cache-Control'] = path.relative(found.root, found.file).startsWith(`assets${path.sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache';
-      out.ETag = `"${found.size.toString(16)}-${Math.floor(found.mtimeMs).toString(16)}"`;
+      out.ETag = `"${found.size.toString(16)}-${Math.floor(found.mtimeMs).toString(16)}${out['Content-Encoding'] ? `-${out['Content-Encoding']}` : ''}"`;
       if (request.headers['if-none-match'] === out.ETag) {
         response.writeHead(304, out).end();
         return record(304, 0);
@@ -256,6 +268,27 @@ export async function startStaticServer({ mounts, headers = {}, caching = 'no-st
       server.close(() => resolve());
     }),
   };
+}
+
+/**
+ * The precompressed sibling of `file` (FILE.br, else FILE.gz) that `acceptEncoding` allows, or null.
+ * @param {string} file
+ * @param {string} acceptEncoding the request's Accept-Encoding header
+ * @returns {Promise<{ encoding: string, file: string, size: number, mtimeMs: number } | null>}
+ */
+async function compressedVariant(file, acceptEncoding) {
+  const accepted = new Set();
+  for (const part of acceptEncoding.split(',')) {
+    const [name, ...params] = part.split(';').map((p) => p.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith('q='));
+    if (name && !(q && Number(q.slice(2)) === 0)) accepted.add(name);
+  }
+  for (const [encoding, suffix] of [['br', '.br'], ['gzip', '.gz']]) {
+    if (!accepted.has(encoding)) continue;
+    const info = await stat(file + suffix).catch(() => null);
+    if (info?.isFile()) return { encoding, file: file + suffix, size: info.size, mtimeMs: info.mtimeMs };
+  }
+  return null;
 }
 
 /**
