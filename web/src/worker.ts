@@ -58,19 +58,44 @@ function createWorkerRuntime({ backend, threads }: CreateSettings, ortBase: stri
   };
 }
 
+/** A one-node ONNX graph (Identity, 67 bytes): a session over it starts ONNX Runtime's wasm. */
+const WARM_UP_MODEL = 'CAcSADo3ChAKAXgSAXkiCElkZW50aXR5EgF3Wg8KAXgSCgoICAESBAoCCAFiDwoBeRIKCggIARIECgIIAUIECgAQDQ==';
+
+/**
+ * Starts ONNX Runtime's wasm (download, compile, thread pool) while the model downloads, by
+ * opening and closing a session on a tiny graph. Never rejects: a failure shows again, with its
+ * real cause, when the engine opens the model's session.
+ */
+async function warmUpOrt(): Promise<void> {
+  try {
+    const bytes = Uint8Array.from(atob(WARM_UP_MODEL), (c) => c.charCodeAt(0));
+    const session = await ort.InferenceSession.create(bytes, { executionProviders: ['wasm'] });
+    await session.release();
+  } catch {
+    // reported by the real session
+  }
+}
+
 async function create(id: number, options: WireCreateOptions, signal: AbortSignal): Promise<void> {
   if (engine) throw new TiankongError('BAD_OPTION', 'tiankong: this Worker already holds a model');
   const settings = checkCreateOptions(options);
   const runtime = createWorkerRuntime(settings, options.assets?.ort);
   const progress = { onProgress: (p: LoadProgress) => post({ type: 'progress', id, progress: p }), signal, memory: settings.memory };
-  const model = isModelBytes(options.model)
-    ? await loadModelFromBytes(options.model, progress)
-    : await loadModelFromUrl(new URL(options.model), progress);
-  const core = await loadEngineCore(options.assets?.core);
+  // The model's download, the core and ONNX Runtime's start-up overlap (each is seconds on a slow link or CPU).
+  const warmUp = warmUpOrt();
+  const [model, core] = await Promise.allSettled([
+    isModelBytes(options.model) ? loadModelFromBytes(options.model, progress) : loadModelFromUrl(new URL(options.model), progress),
+    loadEngineCore(options.assets?.core),
+  ]);
+  if (model.status === 'rejected' || core.status === 'rejected') {
+    if (core.status === 'fulfilled') core.value.dispose();
+    throw model.status === 'rejected' ? model.reason : (core as PromiseRejectedResult).reason;
+  }
+  await warmUp;
   try {
-    engine = await FillMaskEngine.create({ model, core, runtime, cache: settings.cache });
+    engine = await FillMaskEngine.create({ model: model.value, core: core.value, runtime, cache: settings.cache });
   } catch (error) {
-    core.dispose();
+    core.value.dispose();
     throw error;
   }
 }

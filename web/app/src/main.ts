@@ -1,19 +1,25 @@
 /**
  * The page: wires the editor, the service worker, the runtime and the result views.
  * State lives here; every piece it uses is a small module of its own.
+ *
+ * First visit of a cross-origin-isolated page: the runtime and the model load at once; the
+ * service worker is registered once the model is ready, and its precache then revalidates what
+ * the page already downloaded (304s) and finds the model in the runtime's cache. A page that is
+ * not isolated (a static host without COOP/COEP) lets the service worker precache first and
+ * reloads once under its isolation headers, so the model runs with threads.
  */
 import './styles.css';
 import { copyText } from './clipboard.js';
 import { MaskEditor } from './editor.js';
-import { fillSentence, type Filled } from './fill-state.js';
+import { chosenToken, type Choice, fillChosen, type Filled, initialChoice } from './fill-state.js';
 import { formatBytes, formatMs } from './format.js';
 import { findCompletedIdioms, type IdiomAsset } from './idiom-lookup.js';
 import { fullMemoryReading, quickMemoryReading, type MemoryReading } from './memory.js';
-import { errorCode, errorDetail, MESSAGES } from './messages.js';
-import { fillWithWord, HeatmapView, renderWords } from './explain-view.js';
-import { startServiceWorker, type ServiceWorkerState } from './pwa.js';
-import { renderFilled, renderMaskResults } from './results-view.js';
-import { appUrl, importRuntime, type FillMaskModel, type FillOptions, type FillResult, type LoadProgress } from './runtime.js';
+import { describeError, singleThreadReason } from './messages.js';
+import { HeatmapView, renderWords } from './explain-view.js';
+import { startServiceWorker, type ServiceWorkerHooks, type ServiceWorkerState } from './pwa.js';
+import { renderFilled, renderMaskResults, type ShownResult } from './results-view.js';
+import { appUrl, importRuntime, type FillMaskModel, type FillOptions, type LoadProgress } from './runtime.js';
 
 const MODEL_URL = 'models/default/';
 const IDIOMS_URL = 'idioms.json';
@@ -35,8 +41,12 @@ const ui = {
   errorTitle: byId('error-title'),
   errorAdvice: byId('error-advice'),
   errorDetail: byId('error-detail'),
+  errorMore: byId<HTMLDetailsElement>('error-more'),
   errorRetry: byId<HTMLButtonElement>('error-retry'),
   results: byId('results'),
+  staleNote: byId('stale-note'),
+  kbdHint: byId('kbd-hint'),
+  optionsSummary: byId('options-summary'),
   maskResults: byId('mask-results'),
   filled: byId('filled'),
   copy: byId<HTMLButtonElement>('copy'),
@@ -58,15 +68,37 @@ const ui = {
 
 let model: FillMaskModel | null = null;
 let serviceWorker: ServiceWorkerState = 'none';
-let current: { result: FillResult; choice: number[]; filled: Filled } | null = null;
+let current: { result: ShownResult; state: Choice; filled: Filled } | null = null;
 let inflight: AbortController | null = null;
+/** True while the shown results belong to a text the user has edited since. */
+let stale = false;
+/** First visit of an isolated page: register the service worker once the model has loaded. */
+let offlineCopyPending = false;
 let idioms: Promise<IdiomAsset | null> | null = null;
 let retryAction: (() => void) | null = null;
 const heatmap = new HeatmapView(ui.maskResults);
 
-const editor = new MaskEditor(byId<HTMLTextAreaElement>('input'), byId('editor-backdrop'), byId('input-warnings'), () => {
+const editor = new MaskEditor(byId<HTMLTextAreaElement>('input'), byId('editor-backdrop'), byId('input-warnings'), (text) => {
   if (!ui.error.dataset.loadError) hideError();
+  markStale(current !== null && text !== current.result.text);
 });
+
+/**
+ * Marks the results as belonging to an older text (or not): dimmed under a note, "用作输入"
+ * disabled so it cannot overwrite the edit, and the work still running for the old text (a
+ * prediction, a heatmap) aborted so the next prediction does not wait behind it.
+ */
+function markStale(isStale: boolean): void {
+  if (isStale && !stale) {
+    inflight?.abort('superseded');
+    heatmap.clear();
+  }
+  stale = isStale;
+  ui.results.classList.toggle('stale', isStale);
+  ui.staleNote.hidden = !isStale;
+  ui.useFilled.disabled = isStale;
+  ui.useFilled.title = isStale ? '输入已修改，不会用旧结果覆盖' : '';
+}
 
 // ---- status, progress, errors -----------------------------------------------------------
 
@@ -86,12 +118,13 @@ function hideProgress(): void {
   ui.progress.hidden = true;
 }
 
-/** Shows the Chinese message for `error`'s code, its English detail, and a retry button where retrying can help. */
+/** Shows the Chinese message for `error`'s code (its English detail folded under 技术细节) and a retry button where retrying can help. */
 function showError(error: unknown, retry?: () => void, isLoadError = false): void {
-  const message = MESSAGES[errorCode(error)];
+  const message = describeError(error);
   ui.errorTitle.textContent = message.title;
   ui.errorAdvice.textContent = message.advice;
-  ui.errorDetail.textContent = errorDetail(error);
+  ui.errorDetail.textContent = message.detail;
+  ui.errorMore.open = false;
   retryAction = message.retry && retry ? retry : null;
   ui.errorRetry.hidden = !retryAction;
   ui.error.hidden = false;
@@ -114,7 +147,8 @@ ui.errorRetry.addEventListener('click', () => {
 
 function describeEngine(tk: FillMaskModel): string {
   const s = tk.stats();
-  const threads = s.threads > 1 ? `${s.threads} 线程` : `单线程（${s.threadsReason}）`;
+  const threads = s.threads > 1 ? `${s.threads} 线程` : `单线程（${singleThreadReason(globalThis.crossOriginIsolated === true, s.threadsReason === 'requested')}）`;
+  ui.engine.title = s.threadsReason; // the runtime's own (English) words, on hover
   return `引擎 ${s.backend}${s.simd ? ' + SIMD' : ''} · ${threads} · 模型 ${s.model.name}`;
 }
 
@@ -150,10 +184,19 @@ async function loadModel(): Promise<void> {
     return;
   }
   hideProgress();
-  setStatus(serviceWorker === 'controlled' ? '✅ 模型已就绪 · 已可离线使用' : '✅ 模型已就绪');
+  setReady();
   ui.engine.textContent = describeEngine(model);
   ui.predict.disabled = false;
-  if (editor.value.trim()) void predict();
+  const first = editor.value.trim() ? predict() : Promise.resolve();
+  if (offlineCopyPending) {
+    // After the first answer: the offline copy must not compete with it.
+    offlineCopyPending = false;
+    void first.then(saveOfflineCopy);
+  }
+}
+
+function setReady(): void {
+  if (model) setStatus(serviceWorker === 'controlled' ? '✅ 模型已就绪 · 已可离线使用' : '✅ 模型已就绪');
 }
 
 // ---- predicting -----------------------------------------------------------------------------
@@ -169,14 +212,32 @@ function fillOptions(signal: AbortSignal): FillOptions {
   };
 }
 
+/**
+ * Where the filters hid every candidate of a mask, its unfiltered top candidates (the runtime's
+ * cached model output makes the second fill cheap), marked `unfiltered` for the page to grey out.
+ */
+async function withUnfiltered(tk: FillMaskModel, result: ShownResult, options: FillOptions): Promise<ShownResult> {
+  if (!result.masks.some((mask) => mask.candidates.length === 0)) return result;
+  const all = await tk.fill(result.text, { topK: options.topK, threshold: 0, signal: options.signal });
+  return {
+    ...result,
+    masks: result.masks.map((mask, i) => (mask.candidates.length > 0 ? mask
+      : { ...mask, candidates: all.masks[i]?.candidates ?? [], unfiltered: true })),
+  };
+}
+
 async function predict(): Promise<void> {
   if (!model) return;
-  inflight?.abort();
+  // A new prediction supersedes the running one and any heatmap still being computed.
+  inflight?.abort('superseded');
+  heatmap.clear();
   const controller = new AbortController();
   inflight = controller;
+  const text = editor.value;
   ui.predict.setAttribute('aria-busy', 'true');
   try {
-    const result = await model.fill(editor.value, fillOptions(controller.signal));
+    const options = fillOptions(controller.signal);
+    const result = await withUnfiltered(model, await model.fill(text, options), options);
     hideError();
     show(result);
   } catch (error) {
@@ -192,17 +253,12 @@ async function predict(): Promise<void> {
   }
 }
 
-function show(result: FillResult): void {
-  const choice = result.masks.map(() => 0);
-  current = { result, choice, filled: fillSentence(result, choice) };
-  render();
+function show(result: ShownResult): void {
+  const state = initialChoice(result);
+  current = { result, state, filled: fillChosen(result, state) };
   heatmap.clear();
-  renderWords(ui.maskResults, result, (word, candidate) => {
-    if (!current) return;
-    current.filled = fillWithWord(current.result, current.choice, word, candidate);
-    renderFilled(ui.filled, current.filled);
-    void showIdiom(current.filled);
-  });
+  render();
+  markStale(result.text !== editor.value);
   ui.results.hidden = false;
   // On a phone the results start below the fold: bring them up, but never move what is already visible.
   if (ui.results.getBoundingClientRect().top > window.innerHeight * 0.8) {
@@ -215,15 +271,35 @@ function show(result: FillResult): void {
   void reportMemory();
 }
 
+/** The candidate shown as picked for a mask: its own pick, or the one spelling its word's pick. */
+function pressedCandidate(result: ShownResult, state: Choice, maskIndex: number): number {
+  const picked = state.choice[maskIndex] ?? 0;
+  if (picked >= 0) return picked;
+  const token = chosenToken(result, state, maskIndex);
+  return result.masks[maskIndex]!.candidates.findIndex((c) => c.token === token);
+}
+
+/** The word pick shown as pressed: only while every mask of the word shows it. */
+function pressedWord(result: ShownResult, state: Choice, wordIndex: number): number {
+  const word = result.words?.[wordIndex];
+  return word && word.maskIndices.every((i) => state.choice[i] === -1) ? state.wordPicks[wordIndex] ?? -1 : -1;
+}
+
 function render(): void {
   if (!current) return;
-  const { result, choice } = current;
-  current.filled = fillSentence(result, choice);
-  renderMaskResults(ui.maskResults, result, choice, (maskIndex, candidateIndex) => {
-    choice[maskIndex] = candidateIndex;
+  const { result, state } = current;
+  current.filled = fillChosen(result, state);
+  renderMaskResults(ui.maskResults, result, (maskIndex) => pressedCandidate(result, state, maskIndex), (maskIndex, candidateIndex) => {
+    state.choice[maskIndex] = candidateIndex;
     render();
+    if (stale) return; // the old text's heatmap would not match what the user sees in the editor
     const { token } = result.masks[maskIndex]!.candidates[candidateIndex]!;
     void heatmap.show(token, (signal) => model!.explain(result.text, maskIndex, token, { signal }));
+  });
+  renderWords(ui.maskResults, result, (wordIndex) => pressedWord(result, state, wordIndex), (wordIndex, candidateIndex) => {
+    state.wordPicks[wordIndex] = candidateIndex;
+    for (const index of result.words![wordIndex]!.maskIndices) state.choice[index] = -1;
+    render();
   });
   renderFilled(ui.filled, current.filled);
   ui.copyFeedback.textContent = '';
@@ -232,6 +308,19 @@ function render(): void {
 
 // ---- idiom card ---------------------------------------------------------------------------
 
+/** True when a filled blank sits inside four consecutive Chinese characters: only then can it complete an idiom. */
+function couldCompleteIdiom(filled: Filled): boolean {
+  const han = /\p{Script=Han}/u;
+  return filled.spans.some((span) => {
+    let from = span.start;
+    while (from > 0 && han.test(filled.text[from - 1]!)) from--;
+    let to = span.end;
+    while (to < filled.text.length && han.test(filled.text[to]!)) to++;
+    return to - from >= 4 && [...filled.text.slice(span.start, span.end)].every((c) => han.test(c));
+  });
+}
+
+/** The idiom dictionary, fetched the first time a filled sentence could hold an idiom. */
 function loadIdioms(): Promise<IdiomAsset | null> {
   idioms ??= fetch(appUrl(IDIOMS_URL))
     .then((response) => (response.ok ? (response.json() as Promise<IdiomAsset>) : null))
@@ -241,6 +330,10 @@ function loadIdioms(): Promise<IdiomAsset | null> {
 }
 
 async function showIdiom(filled: Filled): Promise<void> {
+  if (!idioms && !couldCompleteIdiom(filled)) {
+    ui.idiomCard.hidden = true;
+    return;
+  }
   const asset = await loadIdioms();
   if (current?.filled !== filled) return; // a newer render happened meanwhile
   const match = asset ? findCompletedIdioms(filled.text, filled.spans, asset)[0] : undefined;
@@ -306,15 +399,27 @@ ui.copy.addEventListener('click', async () => {
   ui.copyFeedback.textContent = ok ? '✓ 已复制' : '复制失败，请手动选中句子复制';
 });
 ui.useFilled.addEventListener('click', () => {
-  if (!current) return;
+  // Never over an edit: the button is disabled while the results are stale.
+  if (!current || stale || editor.value !== current.result.text) return;
   editor.value = current.filled.text;
   editor.focus();
 });
 
-async function boot(): Promise<void> {
-  setStatus('正在准备…');
-  serviceWorker = await startServiceWorker({
+/** "候选 5 个 · 最低 1% · 只要汉字" beside 选项, so the closed panel says what it holds. */
+function describeOptions(): void {
+  const label = (select: HTMLSelectElement) => select.selectedOptions[0]?.textContent ?? '';
+  ui.optionsSummary.textContent = `候选 ${ui.topK.value} 个 · 最低概率 ${label(ui.threshold)} · ${label(ui.filter)}`;
+}
+for (const select of [ui.topK, ui.threshold, ui.filter]) select.addEventListener('change', describeOptions);
+describeOptions();
+
+/** Keyboard shortcuts mean nothing where a touch screen is the only pointer (CSS covers most such devices). */
+if (matchMedia('(any-pointer: coarse)').matches && !matchMedia('(any-pointer: fine)').matches) ui.kbdHint.hidden = true;
+
+function serviceWorkerHooks(foreground: boolean): ServiceWorkerHooks {
+  return {
     onPrecacheProgress: ({ loaded, total }) => {
+      if (!foreground) return; // the model is loaded already: the offline copy is saved quietly
       setStatus('首次使用：正在下载模型和程序文件，完成后可离线使用…');
       showProgress('已下载', loaded, total);
     },
@@ -323,12 +428,31 @@ async function boot(): Promise<void> {
       ui.updateReload.onclick = activate;
     },
     onWarning: (message) => console.warn(`tiankong: ${message}; continuing without offline support`),
-  });
-  if (serviceWorker === 'reloading') {
-    setStatus('正在启用多线程，页面将刷新一次…');
+  };
+}
+
+async function boot(): Promise<void> {
+  setStatus('正在准备…');
+  const controlled = 'serviceWorker' in navigator && navigator.serviceWorker.controller !== null;
+  if (controlled || !globalThis.crossOriginIsolated) {
+    // Everything comes from the caches; or the page needs the worker's isolation headers first (it reloads once).
+    serviceWorker = await startServiceWorker(serviceWorkerHooks(true));
+    if (serviceWorker === 'reloading') {
+      setStatus('正在启用多线程，页面将刷新一次…');
+      return;
+    }
+    await loadModel();
     return;
   }
+  // First visit of an isolated page: the model at once, the offline copy once it is ready.
+  offlineCopyPending = true;
   await loadModel();
+}
+
+/** Registers the service worker after the first successful load (see the module comment). */
+async function saveOfflineCopy(): Promise<void> {
+  serviceWorker = await startServiceWorker(serviceWorkerHooks(false));
+  setReady();
 }
 
 void boot();

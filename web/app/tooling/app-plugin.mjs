@@ -2,10 +2,14 @@
  * Vite plugin that turns the page into the installable, offline app:
  * - copies the runtime package (repo dist/) verbatim to `tiankong/` and the model directory to
  *   `models/default/`, so Vite never rewrites the Emscripten/ONNX Runtime worker and wasm URLs;
- * - emits the icons (drawn in tooling/icons.mjs), the web app manifest and the idiom dictionary;
+ * - emits the icons (drawn in tooling/icons.mjs), the web app manifest and the idiom dictionary
+ *   (the committed, generated web/app/data/idioms.json);
  * - writes the CSP into index.html;
  * - builds the service worker (src/sw/sw.ts) with the precache list of everything above and a
- *   version derived from the content of every precached file.
+ *   version derived from the content of every precached file; the idiom dictionary is listed as
+ *   lazy (cached when the page first asks for it, not downloaded at install);
+ * - writes FILE.br and FILE.gz beside every compressible file (tooling/precompress.mjs), which
+ *   scripts/serve.mjs sends to browsers that accept them.
  */
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -14,7 +18,8 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'vite';
 import { ICONS, renderIcon } from './icons.mjs';
 import { vendorBareImports } from './vendor-imports.mjs';
-import { buildIdiomJson, DEFAULT_IDIOMS_CSV } from './idioms.mjs';
+import { COMMITTED_IDIOMS_JSON } from './idioms.mjs';
+import { precompressDir } from './precompress.mjs';
 import { CONTENT_SECURITY_POLICY_META, ISOLATION_HEADERS } from './security-headers.mjs';
 
 const APP_DIR = fileURLToPath(new URL('..', import.meta.url));
@@ -29,8 +34,17 @@ const RUNTIME_SKIP = /\.(map|d\.ts)$/;
 const NODE_ONLY = /^(index|cli|node|tokenize)\.js$/;
 /** Emscripten and ONNX Runtime output inside the package (and vendored copies): loaded by URL, never rewritten. */
 const GENERATED = /^(core\/wasm|ort|vendor)\//;
-/** Output files that are not precached: the worker itself and the package's Node-only files. */
-const isPrecached = (url) => url !== 'sw.js' && !(url.startsWith(`${RUNTIME_DIR}/`) && NODE_ONLY.test(url.slice(RUNTIME_DIR.length + 1)));
+/**
+ * Package files the page never loads: the Node-only modules and the pthread build of the core
+ * (the runtime always runs the single-threaded core; ONNX Runtime owns the inference threads).
+ */
+const NEVER_LOADED = new RegExp(`^${RUNTIME_DIR}/(${NODE_ONLY.source.slice(1, -1)}|core/wasm/tiankong-core-threads\\.[a-z.]+)$`);
+/** Output files that are not precached: the worker itself, precompressed variants and what the page never loads. */
+const isPrecached = (url) => url !== 'sw.js' && !/\.(br|gz)$/.test(url) && !NEVER_LOADED.test(url);
+/** Precached only when the page first fetches them (big, and not needed for a first answer). */
+const LAZY = new Set(['idioms.json']);
+/** Where compressed results are kept between builds (content-addressed). */
+const PRECOMPRESS_CACHE = path.join(REPO, '.cache', 'precompressed');
 
 function fail(message) {
   throw new Error(`tiankong app build: ${message}`);
@@ -65,13 +79,15 @@ function sha256(bytes) {
 }
 
 /**
- * The precache list of the finished output directory: app files get a content revision,
- * the model's big files are listed with the sha256 of model.json (the runtime keeps them in
- * its own content-addressed cache). The version hashes every URL and revision.
+ * The precache list of the finished output directory: app files get a content revision (`lazy`
+ * ones are cached on first use), the model's big files are listed with the sha256 of model.json
+ * (the runtime keeps them in its own content-addressed cache). The version hashes every URL and
+ * revision.
  */
 export function precacheManifest(outDir, modelManifest) {
   const modelFiles = new Set(Object.keys(modelManifest.files).map((f) => `${MODEL_DIR}/${f}`));
   const app = [];
+  const lazy = [];
   const model = [];
   for (const url of listFiles(outDir).sort()) {
     if (!isPrecached(url)) continue;
@@ -81,11 +97,12 @@ export function precacheManifest(outDir, modelManifest) {
       if (size !== bytes.length) fail(`${url} has ${bytes.length} bytes, model.json says ${size}`);
       model.push({ url, sha256: digest, bytes: size });
     } else {
-      app.push({ url, revision: sha256(bytes).slice(0, 16), bytes: bytes.length });
+      (LAZY.has(url) ? lazy : app).push({ url, revision: sha256(bytes).slice(0, 16), bytes: bytes.length });
     }
   }
-  const version = sha256([...app.map((e) => `${e.url} ${e.revision}`), ...model.map((e) => `${e.url} ${e.sha256}`)].join('\n')).slice(0, 12);
-  return { version, app, model };
+  const version = sha256([...app, ...lazy].map((e) => `${e.url} ${e.revision}`).concat(model.map((e) => `${e.url} ${e.sha256}`))
+    .join('\n')).slice(0, 12);
+  return { version, app, lazy, model };
 }
 
 function webManifest() {
@@ -107,7 +124,7 @@ function webManifest() {
   };
 }
 
-/** The plugin. Options: { modelDir, runtimeDir, idiomsCsv } (defaults: env vars, then the repo's). */
+/** The plugin. Options: { modelDir, runtimeDir, idiomsJson } (defaults: env vars, then the repo's). */
 export function tiankongApp(options = {}) {
   let inputs;
   let outDir;
@@ -129,10 +146,7 @@ export function tiankongApp(options = {}) {
         this.emitFile({ type: 'asset', fileName: `icons/${name}`, source: renderIcon(size, { maskable }) });
       }
       this.emitFile({ type: 'asset', fileName: 'manifest.webmanifest', source: JSON.stringify(webManifest(), null, 2) });
-      const idioms = buildIdiomJson(options.idiomsCsv ?? process.env.TIANKONG_IDIOMS_CSV ?? DEFAULT_IDIOMS_CSV, {
-        warn: (message) => this.warn(message),
-      });
-      if (idioms) this.emitFile({ type: 'asset', fileName: 'idioms.json', source: idioms });
+      this.emitFile({ type: 'asset', fileName: 'idioms.json', source: readFileSync(options.idiomsJson ?? COMMITTED_IDIOMS_JSON) });
     },
     async closeBundle() {
       const { runtimeDir, modelDir, manifest } = inputs;
@@ -161,10 +175,12 @@ export function tiankongApp(options = {}) {
           lib: { entry: path.join(APP_DIR, 'src/sw/sw.ts'), formats: ['iife'], name: 'tiankongServiceWorker', fileName: () => 'sw.js' },
         },
       });
+      const compressed = await precompressDir(outDir, { cacheDir: PRECOMPRESS_CACHE });
       const appBytes = precache.app.reduce((s, e) => s + e.bytes, 0);
       const modelBytes = precache.model.reduce((s, e) => s + e.bytes, 0);
       console.log(`tiankong app: version ${precache.version}; precache ${precache.app.length} app files ` +
-        `(${(appBytes / 1e6).toFixed(1)} MB) + model "${manifest.name}" (${(modelBytes / 1e6).toFixed(1)} MB from ${modelDir})`);
+        `(${(appBytes / 1e6).toFixed(1)} MB) + model "${manifest.name}" (${(modelBytes / 1e6).toFixed(1)} MB from ${modelDir}); ` +
+        `${compressed.files} files precompressed: ${(compressed.bytes / 1e6).toFixed(1)} MB -> ${(compressed.br / 1e6).toFixed(1)} MB brotli`);
     },
   };
 }

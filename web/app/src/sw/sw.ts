@@ -3,12 +3,17 @@
  *
  * - install: precaches the app shell and runtime into `tiankong-app-<version>` (files whose
  *   revision is unchanged are copied from the previous version's cache instead of
- *   downloaded) and the model files into the runtime's own content-addressed model cache,
- *   so the runtime finds them there and the model is stored once. Progress goes to the
- *   pages as `{ type: 'tiankong-precache', loaded, total }` messages.
+ *   downloaded; the others are revalidated, so what the page already loaded on this visit
+ *   costs a 304) and the model files into the runtime's own content-addressed model cache,
+ *   so the runtime finds them there and the model is stored once (a model the runtime
+ *   already stored is skipped). Lazy files (the idiom dictionary) are not downloaded: they are
+ *   copied from an older version or the HTTP cache when there, else cached when the page
+ *   first asks for them. Progress goes to the pages as
+ *   `{ type: 'tiankong-precache', loaded, total }` messages.
  * - activate: deletes other versions' app caches (one version's files are never mixed with
  *   another's) and takes control of open pages.
- * - fetch: same-origin GETs only; served from the version's cache, else the network. Every
+ * - fetch: same-origin GETs only; served from the version's cache, else the network (a lazy
+ *   file is stored on the way). Every
  *   response it serves gets the cross-origin-isolation headers (COOP/COEP/CORP), so threads
  *   work on static hosts that cannot set headers.
  * - message `{ type: 'skip-waiting' }` activates a waiting update (the page then reloads);
@@ -31,10 +36,10 @@ interface ModelEntry {
   bytes: number;
 }
 
-declare const __PRECACHE__: { version: string; app: AppEntry[]; model: ModelEntry[] };
+declare const __PRECACHE__: { version: string; app: AppEntry[]; lazy: AppEntry[]; model: ModelEntry[] };
 declare const __ISOLATION_HEADERS__: Record<string, string>;
 
-const { version: VERSION, app: APP_ENTRIES, model: MODEL_ENTRIES } = __PRECACHE__;
+const { version: VERSION, app: APP_ENTRIES, lazy: LAZY_ENTRIES, model: MODEL_ENTRIES } = __PRECACHE__;
 const APP_CACHE_PREFIX = 'tiankong-app-';
 const APP_CACHE = `${APP_CACHE_PREFIX}${VERSION}`;
 /** Stored on each cached app response: the revision it was cached for. */
@@ -42,7 +47,8 @@ const REVISION_HEADER = 'X-Tiankong-Revision';
 const PARALLEL_DOWNLOADS = 4;
 
 const scopeUrl = (relative: string): string => new URL(relative, self.registration.scope).href;
-const appRevisions = new Map(APP_ENTRIES.map((e) => [scopeUrl(e.url), e.revision]));
+const appRevisions = new Map([...APP_ENTRIES, ...LAZY_ENTRIES].map((e) => [scopeUrl(e.url), e.revision]));
+const lazyEntries = new Map(LAZY_ENTRIES.map((e) => [scopeUrl(e.url), e]));
 const modelUrls = new Set(MODEL_ENTRIES.map((e) => scopeUrl(e.url)));
 
 // ---- install --------------------------------------------------------------------------
@@ -73,9 +79,9 @@ class Progress {
  * held in memory) and counting bytes. Refuses error statuses, redirects to other origins,
  * HTML where a file was expected, and bodies whose size differs from the build's.
  */
-async function download(url: string, key: string, expectedBytes: number, cache: Cache, progress: Progress,
-  headers: Record<string, string>): Promise<void> {
-  const response = await fetch(url, { cache: 'no-store' });
+async function download(url: string, key: string, expectedBytes: number, cache: Cache, progress: Progress | null,
+  headers: Record<string, string>, init: RequestInit = { cache: 'no-cache' }): Promise<void> {
+  const response = await fetch(url, init);
   if (!response.ok || response.type !== 'basic') {
     throw new Error(`precache: ${url}: HTTP ${response.status} ${response.statusText} (${response.type})`);
   }
@@ -87,7 +93,7 @@ async function download(url: string, key: string, expectedBytes: number, cache: 
   const counted = (response.body ?? new Blob().stream()).pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {
       received += chunk.byteLength;
-      progress.add(chunk.byteLength);
+      progress?.add(chunk.byteLength);
       controller.enqueue(chunk);
     },
   }));
@@ -122,6 +128,19 @@ async function precacheAppEntry(entry: AppEntry, cache: Cache, progress: Progres
   await download(url, url, entry.bytes, cache, progress, { [REVISION_HEADER]: entry.revision });
 }
 
+/**
+ * A lazy file: copied from an older version or taken from the HTTP cache (the page may have
+ * fetched it before this worker controlled it), never downloaded here.
+ */
+async function precacheLazyEntry(entry: AppEntry, cache: Cache): Promise<void> {
+  const url = scopeUrl(entry.url);
+  if ((await cache.match(url))?.headers.get(REVISION_HEADER) === entry.revision) return;
+  const previous = await previousCopy(url, entry.revision);
+  if (previous) return cache.put(url, previous);
+  await download(url, url, entry.bytes, cache, null, { [REVISION_HEADER]: entry.revision },
+    { cache: 'only-if-cached', mode: 'same-origin' }).catch(() => undefined);
+}
+
 async function precacheModelEntry(entry: ModelEntry, cache: Cache, progress: Progress): Promise<void> {
   const url = scopeUrl(entry.url);
   const key = modelCacheKey(new URL(url), entry.sha256);
@@ -147,6 +166,7 @@ async function precache(): Promise<void> {
   await runLimited([
     ...MODEL_ENTRIES.map((e) => () => precacheModelEntry(e, modelCache, progress)),
     ...APP_ENTRIES.map((e) => () => precacheAppEntry(e, appCache, progress)),
+    ...LAZY_ENTRIES.map((e) => () => precacheLazyEntry(e, appCache)),
   ], PARALLEL_DOWNLOADS);
   await progress.post();
 }
@@ -207,8 +227,16 @@ function cacheUrl(request: Request): string {
 async function respond(request: Request): Promise<Response> {
   const url = cacheUrl(request);
   if (appRevisions.has(url)) {
-    const hit = await (await caches.open(APP_CACHE)).match(url);
+    const cache = await caches.open(APP_CACHE);
+    const hit = await cache.match(url);
     if (hit) return isolated(hit);
+    const lazy = lazyEntries.get(url);
+    if (lazy) {
+      // First use of a lazy file: store it (checked like a precached one), then serve the stored copy.
+      const stored = await download(url, url, lazy.bytes, cache, null, { [REVISION_HEADER]: lazy.revision })
+        .then(() => cache.match(url), () => undefined);
+      if (stored) return isolated(stored);
+    }
   }
   // Not precached (or evicted): the network. Model files are stored by the runtime itself,
   // so nothing is cached here: a response is either precached or passed through.
