@@ -1,6 +1,6 @@
 // The filled sentence (click-to-fill) and the idiom card's lookup.
 import { describe, expect, test } from 'vitest';
-import { fillSentence } from '../../web/app/src/fill-state.js';
+import { fillChosen, fillSentence, initialChoice } from '../../web/app/src/fill-state.js';
 import { findCompletedIdioms, type IdiomAsset } from '../../web/app/src/idiom-lookup.js';
 
 const result = {
@@ -29,6 +29,36 @@ describe('fillSentence', () => {
     const filled = fillSentence(r);
     expect(filled.text).toBe('ab和[MASK]');
     expect(filled.spans).toEqual([{ maskIndex: 0, start: 0, end: 2 }]);
+  });
+});
+
+describe('whole words for adjacent masks', () => {
+  // Per mask, 的 is best at both blanks; jointly, 公园 is the best word.
+  const joint = {
+    text: '我们明天去[MASK][MASK]玩',
+    masks: [
+      { start: 5, end: 11, candidates: [{ token: '的' }, { token: '公' }] },
+      { start: 11, end: 17, candidates: [{ token: '的' }, { token: '园' }] },
+    ],
+    words: [{ maskIndices: [0, 1], candidates: [{ tokens: ['公', '园'] }, { tokens: ['游', '乐'] }] }],
+  };
+
+  test('the first fill takes the best whole word, not the per-mask picks (我们明天去的的玩)', () => {
+    const state = initialChoice(joint);
+    expect(state).toEqual({ choice: [-1, -1], wordPicks: [0] });
+    expect(fillChosen(joint, state).text).toBe('我们明天去公园玩');
+    expect(fillChosen(joint, state).spans).toEqual([{ maskIndex: 0, start: 5, end: 6 }, { maskIndex: 1, start: 6, end: 7 }]);
+  });
+
+  test('another word, then a per-mask pick inside it', () => {
+    expect(fillChosen(joint, { choice: [-1, -1], wordPicks: [1] }).text).toBe('我们明天去游乐玩');
+    expect(fillChosen(joint, { choice: [0, -1], wordPicks: [1] }).text).toBe('我们明天去的乐玩');
+  });
+
+  test('without words (or with an empty word list) every mask takes its best candidate', () => {
+    expect(fillChosen({ ...joint, words: [] }, initialChoice({ ...joint, words: [] })).text).toBe('我们明天去的的玩');
+    const empty = { ...joint, words: [{ maskIndices: [0, 1], candidates: [] }] };
+    expect(initialChoice(empty)).toEqual({ choice: [0, 0], wordPicks: [-1] });
   });
 });
 

@@ -7,9 +7,9 @@
  * DOM APIs and textContent only; the views create their own cards inside the results section.
  */
 import './explain-view.css';
-import { type Filled, fillSentence } from './fill-state.js';
 import { formatPercent } from './format.js';
-import type { ExplainResult, FillResult, FillWord, WordCandidate } from '../../src/types.js';
+import { describeError } from './messages.js';
+import type { ExplainResult, FillResult } from '../../src/types.js';
 
 const RANK_MARKS = ['①', '②', '③'];
 
@@ -59,8 +59,11 @@ export class HeatmapView {
       if (this.controller === controller) this.render(target, label, explanation);
     } catch (error) {
       if (controller.signal.aborted) return;
-      target.replaceChildren(el('h3', 'heatmap-title', `为什么是「${label}」？`),
-        el('p', 'heatmap-note', `分析失败：${error instanceof Error ? error.message : String(error)}`));
+      const { title, detail } = describeError(error);
+      const more = el('details', 'error-more');
+      more.append(el('summary', '', '技术细节'), el('p', 'error-detail', detail));
+      more.querySelector('p')!.lang = 'en';
+      target.replaceChildren(el('h3', 'heatmap-title', `为什么是「${label}」？`), el('p', 'heatmap-note', `分析失败：${title}`), more);
     }
   }
 
@@ -104,45 +107,35 @@ export class HeatmapView {
 }
 
 /**
- * The 整词 cards, one per run of adjacent masks (empty for none). `onChoose(word, candidate)`
- * is called when a whole-word candidate is clicked.
+ * The 整词 cards, one per run of adjacent masks (empty for none). `pressed(w)` is the candidate of
+ * word w shown as picked (-1: none, e.g. after a per-mask pick inside the word);
+ * `onChoose(wordIndex, candidateIndex)` is called when a whole-word candidate is clicked.
  */
-export function renderWords(anchor: HTMLElement, result: FillResult,
-  onChoose: (word: FillWord, candidate: WordCandidate) => void): void {
+export function renderWords(anchor: HTMLElement, result: Pick<FillResult, 'words'>, pressed: (wordIndex: number) => number,
+  onChoose: (wordIndex: number, candidateIndex: number) => void): void {
   const container = card(anchor, 'word-results', 'word-results');
   const words = result.words ?? [];
   container.hidden = words.length === 0;
-  container.replaceChildren(...words.map((word) => {
+  container.replaceChildren(...words.map((word, wordIndex) => {
     const section = el('section', 'card word-card');
     const first = word.maskIndices[0]! + 1;
     const last = word.maskIndices[word.maskIndices.length - 1]! + 1;
     section.append(el('h3', 'word-title', `整词 · 第 ${first}–${last} 处（${word.maskIndices.length} 字连在一起预测）`));
     const list = el('ul', 'word-candidates');
-    for (const candidate of word.candidates) {
+    word.candidates.forEach((candidate, candidateIndex) => {
       const button = el('button', 'word-candidate');
       button.type = 'button';
       button.dataset.testid = 'word-candidate';
       button.dataset.text = candidate.text;
+      button.setAttribute('aria-pressed', String(pressed(wordIndex) === candidateIndex));
       button.setAttribute('aria-label', `${candidate.text}，联合得分 ${formatPercent(candidate.score)}，点击填入`);
       button.append(el('span', 'word-text', candidate.text), el('span', 'word-score', formatPercent(candidate.score)));
-      button.addEventListener('click', () => {
-        for (const other of list.querySelectorAll('button')) other.setAttribute('aria-pressed', String(other === button));
-        onChoose(word, candidate);
-      });
+      button.addEventListener('click', () => onChoose(wordIndex, candidateIndex));
       const item = el('li', '');
       item.append(button);
       list.append(item);
-    }
+    });
     section.append(list);
     return section;
   }));
-}
-
-/** The sentence with `candidate` in the word's masks and the chosen candidates elsewhere. */
-export function fillWithWord(result: FillResult, choice: readonly number[], word: FillWord, candidate: WordCandidate): Filled {
-  const masks = result.masks.map((mask, index) => {
-    const slot = word.maskIndices.indexOf(index);
-    return slot < 0 ? mask : { ...mask, candidates: [{ token: candidate.tokens[slot]! }] };
-  });
-  return fillSentence({ text: result.text, masks }, choice.map((c, index) => (word.maskIndices.includes(index) ? 0 : c)));
 }

@@ -1,6 +1,6 @@
 /**
  * What the page tells the user when something goes wrong: one specific Chinese message and
- * a suggestion per TiankongError code, shown above the runtime's English detail.
+ * a suggestion per TiankongError code; the runtime's English detail stays folded under 技术细节.
  */
 
 import type { TiankongErrorCode } from '../../src/errors.js';
@@ -67,4 +67,15 @@ export function errorCode(error: unknown): AppErrorCode {
 /** The English detail of any thrown value. */
 export function errorDetail(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The Chinese title and advice of any thrown value, and its technical (English) detail. */
+export function describeError(error: unknown): UserMessage & { detail: string } {
+  return { ...MESSAGES[errorCode(error)], detail: errorDetail(error) };
+}
+
+/** Why the engine runs on one thread, in Chinese (the runtime's reason is English). */
+export function singleThreadReason(isolated: boolean, requested: boolean): string {
+  if (!isolated) return '页面未启用跨源隔离，浏览器不允许多线程';
+  return requested ? '按设置' : '此设备只有一个可用线程';
 }

@@ -1,11 +1,16 @@
 /**
  * Rendering a fill result: one card per mask with its candidates (probability bars with
- * values, the rest grouped as 其他), and the filled-in sentence. DOM APIs and textContent
- * only: tokens come from the model and are never parsed as HTML.
+ * values, the rest grouped as 其他), and the filled-in sentence. A mask whose candidates the
+ * filters (最低概率, 候选范围) all hid shows its unfiltered top candidates greyed, under a note —
+ * never an empty list. DOM APIs and textContent only: tokens come from the model and are never
+ * parsed as HTML.
  */
 import type { Filled } from './fill-state.js';
 import { formatPercent } from './format.js';
 import type { CandidateSource, FillResult } from './runtime.js';
+
+/** A fill result as the page shows it: a mask may carry `unfiltered` candidates (the filters hid all of its own). */
+export type ShownResult = Omit<FillResult, 'masks'> & { masks: Array<FillResult['masks'][number] & { unfiltered?: boolean }> };
 
 const CONTEXT_CHARS = 6;
 
@@ -66,10 +71,10 @@ function sourceLine(source: CandidateSource): HTMLElement {
 }
 
 /**
- * Renders one card per mask into `container`. `choice[i]` is the candidate picked for mask i;
- * `onChoose(mask, candidate)` is called when the user picks another.
+ * Renders one card per mask into `container`. `pressed(i)` is the candidate shown as picked for
+ * mask i (-1: none); `onChoose(mask, candidate)` is called when the user picks another.
  */
-export function renderMaskResults(container: HTMLElement, result: FillResult, choice: readonly number[],
+export function renderMaskResults(container: HTMLElement, result: ShownResult, pressed: (maskIndex: number) => number,
   onChoose: (maskIndex: number, candidateIndex: number) => void): void {
   const cards = result.masks.map((mask, maskIndex) => {
     const card = el('section', 'card mask-card');
@@ -80,14 +85,20 @@ export function renderMaskResults(container: HTMLElement, result: FillResult, ch
     title.id = titleId;
     title.append(el('span', '', result.masks.length > 1 ? `第 ${maskIndex + 1} 处` : '候选'), maskContext(result, maskIndex));
 
-    const list = el('ul', 'candidates');
+    const list = el('ul', mask.unfiltered ? 'candidates unfiltered' : 'candidates');
+    if (mask.unfiltered) {
+      const note = el('li', 'candidates-note',
+        `没有候选符合当前的筛选条件（最低概率、候选范围）。下面灰色的是不经筛选的前 ${mask.candidates.length} 个，仍可点选；可在“选项”里放宽条件。`);
+      note.dataset.testid = 'candidates-note';
+      list.append(note);
+    }
     mask.candidates.forEach((candidate, candidateIndex) => {
       const button = el('button', 'candidate');
       button.type = 'button';
       button.dataset.testid = 'candidate';
       button.dataset.token = candidate.token;
-      button.setAttribute('aria-pressed', String(choice[maskIndex] === candidateIndex));
-      button.setAttribute('aria-label', `${candidate.token}，概率 ${formatPercent(candidate.score)}，点击填入`);
+      button.setAttribute('aria-pressed', String(pressed(maskIndex) === candidateIndex));
+      button.setAttribute('aria-label', `${candidate.token}，概率 ${formatPercent(candidate.score)}${mask.unfiltered ? '（不符合筛选条件）' : ''}，点击填入`);
       button.append(el('span', 'candidate-token', candidate.token), bar(candidate.score), el('span', 'candidate-score', formatPercent(candidate.score)));
       button.addEventListener('click', () => onChoose(maskIndex, candidateIndex));
       const item = el('li', '');
@@ -95,7 +106,11 @@ export function renderMaskResults(container: HTMLElement, result: FillResult, ch
       if (candidate.source) item.append(sourceLine(candidate.source));
       list.append(item);
     });
-    if (mask.candidates.length === 0) list.append(el('li', 'other', '没有符合条件的候选（可在“选项”里放宽）'));
+    if (mask.candidates.length === 0) {
+      const note = el('li', 'candidates-note', '模型没有给出候选。');
+      note.dataset.testid = 'candidates-note';
+      list.append(note);
+    }
     if (mask.other > 0.0005) {
       const other = el('li', 'other');
       other.setAttribute('aria-label', `其他候选合计 ${formatPercent(mask.other)}`);

@@ -103,3 +103,77 @@ export function cleanSuspicious(text: string): string {
   }
   return out + text.slice(last);
 }
+
+/** A run of the text for the editor's backdrop: plain text, or one mark. Runs cover the text without gaps. */
+export interface Run {
+  start: number;
+  end: number;
+  mark?: Mark;
+}
+
+/** What a run list marks: everything (findMarks) or masks only (findMasks). */
+export type MarkFinder = (text: string) => Mark[];
+
+/** The runs of `text` between `from` and `to` (marks found in that range only). */
+export function runsOf(text: string, from = 0, to = text.length, find: MarkFinder = findMarks): Run[] {
+  const runs: Run[] = [];
+  let last = from;
+  for (const found of find(text.slice(from, to))) {
+    const mark = { ...found, start: found.start + from, end: found.end + from };
+    if (mark.start > last) runs.push({ start: last, end: mark.start });
+    runs.push({ start: mark.start, end: mark.end, mark });
+    last = mark.end;
+  }
+  if (to > last) runs.push({ start: last, end: to });
+  return runs;
+}
+
+/**
+ * Longer than any mark (six UTF-16 units: "[MASK]", "【ＭＡＳＫ】") or character (a surrogate pair):
+ * runs this far from an edit cannot change.
+ */
+const EDIT_MARGIN = 8;
+
+/** How an edit changes the runs: keep `head` runs at the start and `tail` at the end (shifted by `delta`), replace the rest by `middle`. */
+export interface RunsUpdate {
+  head: number;
+  tail: number;
+  middle: Run[];
+  delta: number;
+}
+
+/** The runs after `update` (the kept tail shifted). */
+export function applyRunsUpdate(runs: readonly Run[], { head, tail, middle, delta }: RunsUpdate): Run[] {
+  const kept = runs.slice(runs.length - tail);
+  const shifted = delta === 0 ? kept : kept.map((run) => ({
+    start: run.start + delta,
+    end: run.end + delta,
+    ...(run.mark ? { mark: { ...run.mark, start: run.mark.start + delta, end: run.mark.end + delta } } : {}),
+  }));
+  return [...runs.slice(0, head), ...middle, ...shifted];
+}
+
+/**
+ * The runs of `next` from those of `previous` (`runs`), re-scanning only around the edit: the
+ * common prefix and suffix of the two texts keep their runs (a 200 000-character text with
+ * thousands of marks costs a scan of the edited region, not of everything).
+ * Equivalent to runsOf(next): marks never overlap and are at most EDIT_MARGIN units long.
+ */
+export function updateRuns(previous: string, runs: readonly Run[], next: string, find: MarkFinder = findMarks): RunsUpdate {
+  const limit = Math.min(previous.length, next.length);
+  let prefix = 0;
+  while (prefix < limit && previous.charCodeAt(prefix) === next.charCodeAt(prefix)) prefix++;
+  let suffix = 0;
+  while (suffix < limit - prefix && previous.charCodeAt(previous.length - 1 - suffix) === next.charCodeAt(next.length - 1 - suffix)) suffix++;
+  const delta = next.length - previous.length;
+  const dirtyFrom = Math.max(0, prefix - EDIT_MARGIN);
+  const dirtyTo = Math.min(previous.length, previous.length - suffix + EDIT_MARGIN);
+  // Runs entirely before dirtyFrom / after dirtyTo stay.
+  let head = 0;
+  while (head < runs.length && runs[head]!.end <= dirtyFrom) head++;
+  let tail = 0;
+  while (tail < runs.length - head && runs[runs.length - 1 - tail]!.start >= dirtyTo) tail++;
+  const from = head > 0 ? runs[head - 1]!.end : 0;
+  const to = (tail > 0 ? runs[runs.length - tail]!.start : previous.length) + delta;
+  return { head, tail, middle: runsOf(next, from, to, find), delta };
+}
