@@ -13,8 +13,19 @@ export const MODEL_FILE = 'model.onnx';
 /** The manifest's file name inside a model directory. */
 export const MANIFEST_FILE = 'model.json';
 
+/** The largest model file the runtime reads (ONNX's protobuf limit; also a wasm32 heap's practical one). */
+export const MAX_FILE_BYTES = 2 ** 31 - 1;
+/** The longest max_length accepted (far beyond any BERT position table; long inputs use windows). */
+const MAX_LENGTH_LIMIT = 2 ** 20;
+
 function bad(where: string, problem: string): TiankongError {
   return new TiankongError('BAD_MODEL', `tiankong: ${where}: ${problem}`);
+}
+
+/** A manifest value as messages show it (short, quoted). */
+function shown(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 80)}…` : text;
 }
 
 /**
@@ -45,7 +56,9 @@ export function checkManifest(value: unknown, where: string): ModelManifest {
   if (!Number.isInteger(m.architecture?.vocab_size) || m.architecture!.vocab_size <= 0) {
     throw bad(where, 'architecture.vocab_size must be a positive integer');
   }
-  if (!Number.isInteger(m.max_length) || m.max_length! < 3) throw bad(where, 'max_length must be an integer ≥ 3');
+  if (!Number.isInteger(m.max_length) || m.max_length! < 3 || m.max_length! > MAX_LENGTH_LIMIT) {
+    throw bad(where, `max_length must be an integer from 3 to ${MAX_LENGTH_LIMIT}, got ${shown(m.max_length)}`);
+  }
   if (typeof m.tokenizer?.vocab !== 'string') throw bad(where, 'tokenizer.vocab (the vocab file name) is missing');
   if (!Array.isArray(m.inputs)) throw bad(where, 'inputs must be a list of graph input names');
   if ((m.logits !== 'mask-only' && m.logits !== 'core') || !m.inputs.includes('mask_positions')) {
@@ -62,31 +75,53 @@ export function checkManifest(value: unknown, where: string): ModelManifest {
   for (const name of ['pad', 'unk', 'cls', 'sep', 'mask'] as const) {
     if (!Number.isInteger(m.special_tokens?.[name])) throw bad(where, `special_tokens.${name} is missing`);
   }
-  const files = [MODEL_FILE, m.tokenizer.vocab, ...(m.logits === 'core' ? [m.head!.file] : [])];
+  // Every file the runtime reads, with the model.json field that names it.
+  const files: [field: string, name: string][] = [['the model graph', MODEL_FILE], ['tokenizer.vocab', m.tokenizer.vocab]];
+  if (m.logits === 'core') files.push(['head.file', m.head!.file]);
   if (m.memory !== undefined) {
     if (typeof m.memory !== 'object' || m.memory === null || typeof m.memory.file !== 'string') {
       throw bad(where, 'memory must be an object naming its file ({ "file": "memory.bin", ... })');
     }
-    files.push(m.memory.file);
+    files.push(['memory.file', m.memory.file]);
   }
-  for (const file of files) {
-    checkFileName(file, where);
-    const entry = m.files?.[file];
-    if (typeof entry?.sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(entry.sha256) || !Number.isInteger(entry.bytes)) {
-      throw bad(where, `files["${file}"] must give its sha256 (64 hex digits) and bytes`);
-    }
+  const seen = new Map<string, string>();
+  for (const [field, file] of files) {
+    checkFileName(file, field, where);
+    const other = seen.get(file);
+    if (other !== undefined) throw bad(where, `${field} names ${shown(file)}, which ${other} already names; each file has one role`);
+    seen.set(file, field);
+    checkFileEntry(m.files, file, where);
   }
   return m as ModelManifest;
 }
 
 /**
- * Model files are plain names inside the model directory: no path separators, no "..", no
- * scheme or host, so neither a local loader nor a URL loader can be sent outside the folder.
+ * Model files are plain names inside the model directory — letters, digits, "_", "-" and ".", not
+ * starting with "." — so neither a local loader (path.join) nor a URL loader (new URL(name,
+ * folder)) can be sent anywhere else: no separators, no "..", no scheme or host, no "%" escapes,
+ * and no tab or newline (which URL parsing deletes: ".\t." would become ".."). Throws BAD_MODEL
+ * naming the field; nothing has been read yet.
  */
-function checkFileName(file: string, where: string): void {
-  if (!/^[^/\\:?#%]+$/.test(file) || file === '.' || file === '..' || file.trim() !== file) {
-    throw bad(where, `${JSON.stringify(file)} is not a file name inside the model directory ` +
-      '(model files are plain names such as "vocab.txt": no "/", "\\", "..", scheme or host)');
+function checkFileName(file: string, field: string, where: string): void {
+  if (!/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$/.test(file) || file === MANIFEST_FILE) {
+    throw bad(where, `${field} is ${shown(file)}, which is not a file name inside the model directory (model files ` +
+      'are plain names such as "vocab.txt": letters, digits, "_", "-" and "."; no "/", "\\", "..", scheme or host)');
+  }
+}
+
+/** files[name] must give the file's size (bytes, 1 … 2^31 − 1) and its sha256 (64 hex digits). */
+function checkFileEntry(files: ModelManifest['files'] | undefined, file: string, where: string): void {
+  const field = `files[${JSON.stringify(file)}]`;
+  if (typeof files !== 'object' || files === null || !Object.prototype.hasOwnProperty.call(files, file)) {
+    throw bad(where, `${field} is missing: model.json must list every file it names with its sha256 and bytes`);
+  }
+  const entry = files[file] as { sha256?: unknown; bytes?: unknown } | null;
+  if (typeof entry !== 'object' || entry === null) throw bad(where, `${field} must be { "sha256": …, "bytes": … }`);
+  if (typeof entry.sha256 !== 'string' || !/^[0-9a-fA-F]{64}$/.test(entry.sha256)) {
+    throw bad(where, `${field}.sha256 must be the file's SHA-256 as 64 hex digits, got ${shown(entry.sha256)}`);
+  }
+  if (!Number.isInteger(entry.bytes) || (entry.bytes as number) < 1 || (entry.bytes as number) > MAX_FILE_BYTES) {
+    throw bad(where, `${field}.bytes must be the file's size, an integer from 1 to ${MAX_FILE_BYTES}, got ${shown(entry.bytes)}`);
   }
 }
 
@@ -107,7 +142,7 @@ export interface ListedFile {
 export function listedFiles(manifest: ModelManifest, withMemory: boolean): ListedFile[] {
   const entry = (name: string, role: ListedFile['role']): ListedFile => {
     const { sha256, bytes } = manifest.files[name]!;
-    return { name, role, sha256, bytes };
+    return { name, role, sha256: sha256.toLowerCase(), bytes };
   };
   const files = [entry(manifest.tokenizer.vocab, 'vocab.txt'), entry(MODEL_FILE, 'model.onnx')];
   if (withMemory && manifest.memory) files.push(entry(manifest.memory.file, 'memory.bin'));
