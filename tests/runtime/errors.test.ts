@@ -23,7 +23,7 @@ async function expectCode(promise: Promise<unknown>, code: TiankongErrorCode, me
 }
 
 const sha256 = async (bytes: Uint8Array) =>
-  Buffer.from(await crypto.subtle.digest('SHA-256', bytes)).toString('hex');
+  Buffer.from(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>)).toString('hex');
 
 describe.skipIf(missing !== null)('TiankongError codes', () => {
   let modelDir: string;
@@ -137,6 +137,96 @@ describe.skipIf(missing !== null)('TiankongError codes', () => {
     await second;
     await expectCode(tk.fill('[MASK]', { signal: AbortSignal.abort() }), 'ABORTED');
     await expectCode(createFillMask({ model: modelDir, signal: AbortSignal.abort() }), 'ABORTED');
+  });
+
+  test('every rejection of a bad argument is a TiankongError (BAD_OPTION) saying what was given', async () => {
+    // A string where the options object belongs is not silently ignored (it used to load the default model).
+    await expectCode(createFillMask(modelDir as never), 'BAD_OPTION', /takes an options object, got ".*" \(a string\).*createFillMask\(\{ model: /);
+    await expectCode(createFillMask(new URL('file:///x/') as never), 'BAD_OPTION', /options object/);
+    await expectCode(createFillMask(null as never), 'BAD_OPTION', /options must be an object, got null/);
+    await expectCode(createFillMask({ model: 5 as never }), 'BAD_OPTION', /model must be .* got 5/);
+    await expectCode(createFillMask({ model: '' }), 'BAD_OPTION', /empty string/);
+    await expectCode(createFillMask({ model: modelDir, cache: { maxEntries: 2 ** 32 } }), 'BAD_OPTION', /cache\.maxEntries .* got 4294967296/);
+    await expectCode(createFillMask({ model: modelDir, cache: 'x' as never }), 'BAD_OPTION', /cache must be an object/);
+    await expectCode(createFillMask({ model: modelDir, cache: { entries: 5 } as never }), 'BAD_OPTION', /cache takes maxEntries and maxBytes, got "entries"/);
+    await expectCode(createFillMask({ model: modelDir, onProgress: 'x' as never }), 'BAD_OPTION', /onProgress must be a function, got "x"/);
+    await expectCode(createFillMask({ model: modelDir, signal: 'x' as never }), 'BAD_OPTION', /signal must be an AbortSignal/);
+    await expectCode(createFillMask({ model: modelDir, threads: 1.5 }), 'BAD_OPTION', /threads .* got 1\.5/);
+    await expectCode(createFillMask({ model: modelDir, backend: 'gpu' as never }), 'BAD_OPTION', /backend .* got "gpu" \(a string\)/);
+    await expectCode(tk.fill('[MASK]', { signal: 'x' as never }), 'BAD_OPTION', /signal must be an AbortSignal/);
+    await expectCode(tk.fill('[MASK]', { signal: {} as never }), 'BAD_OPTION', /signal must be an AbortSignal .*, got an object/);
+    await expectCode(tk.explain('[MASK]', 0, '春', { signal: 5 as never }), 'BAD_OPTION', /signal/);
+    await expectCode(tk.fillBatch(['[MASK]'], { signal: 'x' as never }), 'BAD_OPTION', /signal/);
+    // The value as given, not as a template literal prints it ("got 5" for the string '5').
+    await expectCode(tk.fill('[MASK]', { topK: '5' as never }), 'BAD_OPTION', /topK .* got "5" \(a string\)/);
+    await expectCode(tk.fill('[MASK]', { threshold: '0.5' as never }), 'BAD_OPTION', /threshold .* got "0\.5" \(a string\)/);
+    await expectCode(tk.fill('[MASK]', { memory: 'no' as never }), 'BAD_OPTION', /memory must be true or false, got "no"/);
+    await expectCode(tk.fill('[MASK]', [] as never), 'BAD_OPTION', /options must be an object, got an array/);
+    await expectCode(tk.fillBatch('春[MASK]' as never), 'BAD_OPTION', /array of strings, got "春\[MASK\]"/);
+  });
+
+  test('fillBatch: holes and non-strings carry their index; bad options have none; nothing runs', async () => {
+    const runs = tk.stats().runs;
+    // eslint-disable-next-line no-sparse-arrays
+    const hole = await expectCode(tk.fillBatch(['春[MASK]', , '秋[MASK]'] as string[]), 'BAD_OPTION', /texts\[1\]: text must be a string, got undefined/);
+    expect(hole.index).toBe(1);
+    const number = await expectCode(tk.fillBatch(['春[MASK]', '秋[MASK]', 7 as never]), 'BAD_OPTION', /texts\[2\]: .*got 7/);
+    expect(number.index).toBe(2);
+    const option = await expectCode(tk.fillBatch(['春[MASK]', 7 as never], { topK: 0 }), 'BAD_OPTION', /^tiankong: topK/);
+    expect(option.index).toBeUndefined();
+    expect(tk.stats().runs).toBe(runs);
+  });
+
+  test('joint words respect threshold, like the mask lists', async () => {
+    const text = '[MASK][MASK]天';
+    const all = await tk.fill(text, { joint: true, beam: 8, topK: 8 });
+    const scores = all.words![0]!.candidates.map((c) => c.score);
+    expect(scores.length).toBeGreaterThan(2);
+    const threshold = (scores[0]! + scores[1]!) / 2; // keeps exactly the best word
+    const kept = await tk.fill(text, { joint: true, beam: 8, topK: 8, threshold });
+    expect(kept.words![0]!.candidates).toEqual([all.words![0]!.candidates[0]]);
+    for (const mask of kept.masks) expect(mask.candidates.every((c) => c.score >= threshold)).toBe(true);
+    const none = await tk.fill(text, { joint: true, beam: 8, threshold: 1 });
+    expect(none.words![0]!.candidates).toEqual([]);
+  });
+
+  test('model.json: files entries (bytes, sha256) and max_length are checked at load with specific messages', async () => {
+    const edit = (name: string, change: (manifest: any) => void) => variant(name, (d) => {
+      const manifest = JSON.parse(readFileSync(join(d, 'model.json'), 'utf8'));
+      change(manifest);
+      writeFileSync(join(d, 'model.json'), JSON.stringify(manifest));
+    }, true);
+    for (const bytes of [-1, 0, 2 ** 40, 1.5, '278378']) {
+      const dir = await edit(`bytes-${bytes}`, (m) => { m.files['model.onnx'].bytes = bytes; });
+      await expectCode(createFillMask({ model: dir }), 'BAD_MODEL', /files\["model\.onnx"\]\.bytes must be the file's size, an integer from 1 to 2147483647, got/);
+      const manifest = JSON.parse(readFileSync(join(dir, 'model.json'), 'utf8'));
+      await expectCode(createFillMask({ model: { manifest, modelBytes: new Uint8Array(4), vocabBytes: new Uint8Array(4) } }), 'BAD_MODEL', /bytes must be/);
+    }
+    const short = await edit('short-sha', (m) => { m.files['vocab.txt'].sha256 = 'abc'; });
+    await expectCode(createFillMask({ model: short }), 'BAD_MODEL', /files\["vocab\.txt"\]\.sha256 must be the file's SHA-256 as 64 hex digits, got "abc"/);
+    const absent = await edit('no-entry', (m) => { delete m.files['vocab.txt']; });
+    await expectCode(createFillMask({ model: absent }), 'BAD_MODEL', /files\["vocab\.txt"\] is missing/);
+    // Upper-case hex is the same digest: accepted.
+    const upper = await edit('upper-sha', (m) => { m.files['model.onnx'].sha256 = m.files['model.onnx'].sha256.toUpperCase(); });
+    const loaded = await createFillMask({ model: upper, backend: 'wasm' });
+    expect((await loaded.fill('[MASK]天')).masks).toHaveLength(1);
+    await loaded.dispose();
+    // The tiny graph's position table has 128 rows: a longer max_length is refused at load, before
+    // ONNX Runtime sees a too-long input (it used to load and fail at the first long text).
+    const long = await edit('long-max-length', (m) => { m.max_length = 512; });
+    await expectCode(createFillMask({ model: long, backend: 'wasm' }), 'BAD_MODEL', /max_length 512 is longer than model\.onnx can read \(its position table has 128 positions\)/);
+    await expectCode(createFillMask({ model: long, backend: 'auto' }), 'BAD_MODEL', /max_length 512/);
+    const huge = await edit('huge-max-length', (m) => { m.max_length = 2 ** 40; });
+    await expectCode(createFillMask({ model: huge }), 'BAD_MODEL', /max_length must be an integer from 3 to/);
+  });
+
+  test('a vocab.txt saved with a UTF-8 BOM loads (the BOM is not part of [PAD])', async () => {
+    const dir = await variant('vocab-bom', (d) => {
+      writeFileSync(join(d, 'vocab.txt'), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), readFileSync(join(d, 'vocab.txt'))]));
+    });
+    const bom = await createFillMask({ model: dir, backend: 'wasm' });
+    expect((await bom.fill('春眠不觉晓，处处闻[MASK]鸟。', { topK: 3 })).masks).toEqual((await tk.fill('春眠不觉晓，处处闻[MASK]鸟。', { topK: 3 })).masks);
+    await bom.dispose();
   });
 
   test('UNSUPPORTED: a model URL scheme Node cannot load', async () => {

@@ -12,12 +12,12 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadEngineCore } from './core/engine-core.js';
 import type { LoadedCore } from './core/load-core.js';
 import { FillMaskEngine } from './engine/engine.js';
-import { type CreateSettings, checkCreateOptions, defaultThreads } from './engine/options.js';
+import { type CreateSettings, checkCreateOptions, checkModelSource, defaultThreads } from './engine/options.js';
 import type { InferenceRuntime, OrtModule } from './engine/session.js';
 import { TiankongError, describe } from './errors.js';
 import { isModelBytes, loadModelFromBytes } from './model/bytes.js';
@@ -85,6 +85,7 @@ export async function createNodeRuntime({ backend, threads }: Pick<CreateSetting
  * bytes; `undefined` means the packaged default model. Throws UNSUPPORTED for other URL schemes.
  */
 export async function loadModelInNode(source: ModelSource | undefined, options: LoadModelOptions): Promise<LoadedModel> {
+  checkModelSource(source);
   if (source === undefined) {
     if (!(await isDirectory(DEFAULT_MODEL_DIR))) {
       throw new TiankongError('BAD_MODEL', `tiankong: no model given and the default model is not installed at ` +
@@ -106,8 +107,15 @@ async function isDirectory(path: string): Promise<boolean> {
 
 /** Reads DIR/model.json and the files it lists (model/load.ts verifies each against its size and sha256). */
 export async function loadModelDirectory(dir: string, options: LoadModelOptions = {}): Promise<LoadedModel> {
-  if (!(await isDirectory(dir))) {
+  const found = await stat(dir).catch(() => null);
+  if (found === null) {
     throw new TiankongError('BAD_MODEL', `tiankong: model directory ${dir} does not exist; pass the folder written by scripts/export-model`);
+  }
+  if (!found.isDirectory()) {
+    const hint = basename(dir) === MANIFEST_FILE || /\.(onnx|txt|bin)$/.test(dir)
+      ? `; pass the folder that holds it: ${dirname(dir)}` : '; pass the folder written by scripts/export-model';
+    throw new TiankongError('BAD_MODEL', `tiankong: ${dir} is a file, not a model directory (a folder holding ` +
+      `model.json, model.onnx and vocab.txt)${hint}`);
   }
   const read = async (file: string): Promise<Uint8Array> => {
     try {

@@ -26,13 +26,15 @@ export function tokenizerOptions(settings: WordPieceSettings): TokenizerOptions 
 }
 
 /**
- * Builds a tokenizer for `vocabBytes` (vocab.txt). Throws BAD_MODEL `tiankong: <where>: …` when
+ * Builds a tokenizer for `vocabBytes` (vocab.txt). A UTF-8 byte-order mark at the start (editors
+ * on Windows add one) is not part of the first token. Throws BAD_MODEL `tiankong: <where>: …` when
  * the core rejects the vocabulary. The caller owns the result (`delete()` it).
  */
 export function newTokenizer(module: CoreModule, vocabBytes: Uint8Array, settings: WordPieceSettings,
   where: string): WasmTokenizer {
+  const bom = vocabBytes[0] === 0xef && vocabBytes[1] === 0xbb && vocabBytes[2] === 0xbf;
   try {
-    return new module.Tokenizer(vocabBytes, tokenizerOptions(settings));
+    return new module.Tokenizer(bom ? vocabBytes.subarray(3) : vocabBytes, tokenizerOptions(settings));
   } catch (error) {
     throw new TiankongError('BAD_MODEL', `tiankong: ${where}: ${describe(error)}`);
   }

@@ -6,13 +6,16 @@
  *   (results.ts) → one ONNX Runtime run for all the masks of the text (session.ts) → top-k and
  *   memory fusion in the core (decoding.ts) → cache put → public result (results.ts)
  *
- * One InferenceSession per model; runs are serialized (run-queue.ts). Attribution (explain.ts) and
- * joint decoding of adjacent masks (joint.ts) drive the same session through `logitsOf` and cache
- * their results in the same cache under their own fingerprints.
+ * One InferenceSession per model; runs are serialized (run-queue.ts), which yields to the event
+ * loop before each task and before each run of a multi-run task, so cancellation and disposal stop
+ * work between model runs. Attribution (explain.ts) and joint decoding of adjacent masks
+ * (joint.ts) drive the same session through `logitsOf` and cache their results in the same cache
+ * under their own fingerprints.
  */
 import type { FusionOptions, WasmFingerprintCache, WasmMemory, WasmTokenizer } from '../core/core-module.js';
 import type { LoadedCore } from '../core/load-core.js';
 import { TiankongError, throwIfAborted } from '../errors.js';
+import { checkPositionTable } from '../model/onnx-graph.js';
 import type { LoadedModel } from '../model/load.js';
 import type {
   ExplainOptions, ExplainResult, FillMaskStats, FillOptions, FillResult,
@@ -45,7 +48,7 @@ export interface EngineSetup {
 /** A fill request after its options are checked, its decoders chosen and its text tokenized. */
 interface Prepared extends Encoded {
   decoding: Decoding;
-  joint: { beam: number; topK: number; decoding: Decoding } | null;
+  joint: { beam: number; topK: number; threshold: number; decoding: Decoding } | null;
 }
 
 const now = (): number => performance.now();
@@ -61,6 +64,7 @@ export class FillMaskEngine {
   private readonly sources: MemorySources;
   private vocab: string[] | null = null;
   private disposed = false;
+  private disposing: Promise<void> | null = null;
   private runs = 0;
   private lastStats: FillMaskStats;
 
@@ -90,6 +94,7 @@ export class FillMaskEngine {
     let session: ModelSession | undefined;
     let memory: WasmMemory | null = null;
     try {
+      checkPositionTable(model.modelBytes, model.manifest, model.source);
       session = await ModelSession.create(runtime, model, module);
       const fusion = fusionOptions(model.manifest, model.source);
       if (model.memoryBytes) memory = loadMemory(module, model.memoryBytes, tokenizer, model.manifest, model.source);
@@ -107,23 +112,32 @@ export class FillMaskEngine {
   /** See FillMaskModel.fill. */
   async fill(text: string, options: FillOptions = {}): Promise<FillResult> {
     const prepared = this.prepare(text, options);
+    throwIfAborted(options.signal); // also on a cache hit
     return this.complete(prepared, options.signal);
   }
 
-  /** See FillMaskModel.fillBatch: every text is checked before any runs. */
+  /**
+   * See FillMaskModel.fillBatch: the options are checked first (BAD_OPTION without an index), then
+   * every text (a failure carries the text's `index`), before anything runs. A hole in the array
+   * is a text that is not a string.
+   */
   async fillBatch(texts: string[], options: FillOptions = {}): Promise<FillResult[]> {
+    this.throwIfDisposed();
+    checkFillOptions(options, this.tokenizer.vocabSize());
     checkTexts(texts);
-    const prepared = texts.map((text, index) => {
+    const prepared: Prepared[] = [];
+    for (let index = 0; index < texts.length; index++) {
       try {
-        return this.prepare(text, options);
+        prepared.push(this.prepare(texts[index]!, options));
       } catch (error) {
-        if (error instanceof TiankongError && error.code !== 'DISPOSED' && error.code !== 'BAD_OPTION') {
-          error.message = `texts[${index}]: ${error.message}`;
+        if (error instanceof TiankongError && error.code !== 'DISPOSED') {
+          error.message = error.message.replace(/^(tiankong: )?/, `tiankong: texts[${index}]: `);
           error.index = index;
         }
         throw error;
       }
-    });
+    }
+    throwIfAborted(options.signal);
     const results: FillResult[] = [];
     for (const item of prepared) results.push(await this.complete(item, options.signal));
     return results;
@@ -135,6 +149,7 @@ export class FillMaskEngine {
     this.throwIfDisposed();
     checkExplainOptions(options);
     checkText(text);
+    const { signal } = options;
     const item = encodeMasked(this.tokenizer, text, this.model.manifest.max_length, started);
     checkMaskIndex(maskIndex, item.maskPositions.length);
     checkCandidateToken(token);
@@ -146,6 +161,7 @@ export class FillMaskEngine {
     const target = item.maskPositions[maskIndex]!;
     const positions = Int32Array.of(target);
     const fingerprint = explainFingerprint(candidateId);
+    throwIfAborted(signal); // also on a cache hit
     const hit = this.cache.get(item.ids, positions, fingerprint);
     let occlusion: Occlusion;
     let inferenceMs = 0;
@@ -153,14 +169,15 @@ export class FillMaskEngine {
     if (hit !== undefined) {
       occlusion = JSON.parse(hit) as Occlusion;
     } else {
-      ({ occlusion, inferenceMs, runs } = await this.queue.run(async () => {
+      // One task of 1 + (tokens) runs; it yields and checks the signal before each (checkpoint).
+      ({ occlusion, inferenceMs, runs } = await this.queue.run(async (task) => {
         const runsBefore = this.runs;
         const inferenceStarted = now();
         const result = await occlude(this.logitsOf, item.ids, target, candidateId, this.tokenizer.specialIds().mask,
-          this.tokenizer.vocabSize(), () => throwIfAborted(options.signal));
+          this.tokenizer.vocabSize(), task.checkpoint);
         if (!this.disposed) this.cache.put(item.ids, positions, fingerprint, JSON.stringify(result));
         return { occlusion: result, inferenceMs: now() - inferenceStarted, runs: this.runs - runsBefore };
-      }, options.signal));
+      }, signal));
     }
     return {
       text: item.text, maskIndex, token, method: 'occlusion', logProb: occlusion.logProb,
@@ -176,9 +193,16 @@ export class FillMaskEngine {
     return this.lastStats;
   }
 
-  /** Waits for the running inference, rejects queued ones with DISPOSED, frees everything. Idempotent. */
-  async dispose(): Promise<void> {
-    if (this.disposed) return;
+  /**
+   * Rejects queued requests with DISPOSED, stops a running explain or joint search before its next
+   * model run (it rejects with DISPOSED), waits for the run in progress, frees everything. Idempotent.
+   */
+  dispose(): Promise<void> {
+    this.disposing ??= this.release();
+    return this.disposing;
+  }
+
+  private async release(): Promise<void> {
     this.lastStats = this.collectStats();
     this.disposed = true;
     await this.queue.close(disposedMessage);
@@ -196,7 +220,10 @@ export class FillMaskEngine {
     this.throwIfDisposed();
     const settings: FillSettings = checkFillOptions(options, this.tokenizer.vocabSize());
     const decoding = this.decoders.get(settings.decode);
-    const joint = settings.joint && { ...settings.joint, decoding: this.decoders.get(settings.joint.decode) };
+    const joint = settings.joint && {
+      beam: settings.joint.beam, topK: settings.joint.topK, threshold: settings.joint.threshold,
+      decoding: this.decoders.get(settings.joint.decode),
+    };
     checkText(text);
     return { ...encodeMasked(this.tokenizer, text, this.model.manifest.max_length, started), decoding, joint };
   }
@@ -223,7 +250,8 @@ export class FillMaskEngine {
     const decodeStarted = now();
     const vocab = this.tokens();
     const masks = masksOf(item, rows, vocab, (text, unit) => this.sources.get(text, unit));
-    const wordsResult = words && item.joint ? wordsOf(item.text, masks, words, item.joint.topK, vocab) : undefined;
+    const wordsResult = words && item.joint
+      ? wordsOf(item.text, masks, words, item.joint.topK, item.joint.threshold, vocab) : undefined;
     decodeMs += now() - decodeStarted;
     return {
       text: item.text, masks, other: masks.map((m) => m.other), ...(wordsResult ? { words: wordsResult } : {}), cached,
@@ -238,7 +266,7 @@ export class FillMaskEngine {
     const fingerprint = jointFingerprint(joint.decoding.fingerprint);
     const hit = this.cache.get(ids, maskPositions, fingerprint);
     if (hit !== undefined) return { words: JSON.parse(hit) as CachedWords, inferenceMs: 0, cached: true };
-    return this.queue.run(async () => {
+    return this.queue.run(async (task) => {
       const started = now();
       const vocabSize = this.tokenizer.vocabSize();
       const decode = (logits: Float32Array, rows: number, sequence: Int32Array, open: Int32Array) =>
@@ -246,7 +274,7 @@ export class FillMaskEngine {
       const words: CachedWords = [];
       for (const maskIndices of adjacentMaskRuns(maskPositions)) {
         const positions = maskIndices.map((index) => maskPositions[index]!);
-        const fills = await decodeRunJointly(this.logitsOf, decode, ids, positions, joint.beam, () => throwIfAborted(signal));
+        const fills = await decodeRunJointly(this.logitsOf, decode, ids, positions, joint.beam, task.checkpoint);
         words.push({ maskIndices, fills });
       }
       if (!this.disposed) this.cache.put(ids, maskPositions, fingerprint, JSON.stringify(words));

@@ -36,13 +36,14 @@ export interface Occlusion {
 /**
  * Occlusion scores of `candidateId` at position `target` of `ids` ([CLS] … [SEP]): one run on the
  * text, then one run per non-mask content token with that token replaced by `maskId`.
- * `beforeRun` is called before every run (e.g. to stop when the request was cancelled).
+ * `beforeRun` is awaited before every run: it yields to the event loop and throws to stop a
+ * cancelled request (run-queue.ts: TaskContext.checkpoint).
  */
 export async function occlude(logits: MaskedLogits, ids: Int32Array, target: number, candidateId: number,
-  maskId: number, vocabSize: number, beforeRun: () => void = () => undefined): Promise<Occlusion> {
+  maskId: number, vocabSize: number, beforeRun: () => Promise<void> | void = () => undefined): Promise<Occlusion> {
   const positions = Int32Array.of(target);
   const logProbOf = async (input: Int32Array) => {
-    beforeRun();
+    await beforeRun();
     return logSoftmaxAt(await logits(input, positions), 0, vocabSize, candidateId);
   };
   const logProb = await logProbOf(ids);

@@ -59,16 +59,17 @@ export function adjacentMaskRuns(maskPositions: Int32Array): number[][] {
  * hypotheses kept per step, each expanded with the `decode` candidates (which must return at
  * least `beam` per row when that many are eligible) of its most confident open position.
  * Returns the final hypotheses, best first (ties: smaller token ids first). Runs the model
- * 1 + beam·(n−1) times at most; `beforeRun` is called before each run.
+ * 1 + beam·(n−1) times at most; `beforeRun` is awaited before each run (it yields to the event
+ * loop and throws to stop a cancelled request: run-queue.ts, TaskContext.checkpoint).
  */
 export async function decodeRunJointly(logits: MaskedLogits, decode: RowDecoder, ids: Int32Array,
-  positions: readonly number[], beam: number, beforeRun: () => void = () => undefined): Promise<JointFill[]> {
+  positions: readonly number[], beam: number, beforeRun: () => Promise<void> | void = () => undefined): Promise<JointFill[]> {
   let hypotheses: Hypothesis[] = [{ sequence: ids.slice(), fill: positions.map(() => -1), logScore: 0 }];
   for (let step = 0; step < positions.length; step++) {
     const expansions: Hypothesis[] = [];
     for (const hypothesis of hypotheses) {
       const open = positions.flatMap((_, slot) => (hypothesis.fill[slot] === -1 ? [slot] : []));
-      beforeRun();
+      await beforeRun();
       const openPositions = Int32Array.from(open, (slot) => positions[slot]!);
       const rows = decode(await logits(hypothesis.sequence, openPositions), open.length, hypothesis.sequence, openPositions);
       const chosen = mostConfident(rows);

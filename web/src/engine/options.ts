@@ -18,8 +18,25 @@ export const MAX_BEAM = 32;
 /** The core's cache bound: at most half the single-threaded build's 2 GiB heap (FingerprintCache). */
 const MAX_CACHE_BYTES = 2 ** 30;
 const MAX_CACHE_ENTRIES = 1e9;
+/** More intra-op threads than this only adds overhead (and each is an OS thread or a Web Worker). */
+export const MAX_THREADS = 64;
 
 const bad = (message: string) => new TiankongError('BAD_OPTION', `tiankong: ${message}`);
+
+/** A value as messages show it: strings quoted, other types named (`"5" (a string)`, `null`, `an array`). */
+export function show(value: unknown): string {
+  if (typeof value === 'string') {
+    const text = JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+    return `${text} (a string)`;
+  }
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
+    return `${String(value)}${typeof value === 'number' ? '' : ` (a ${typeof value})`}`;
+  }
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'function') return 'a function';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
 
 /** createFillMask's options after checking (the model source is checked where it is loaded). */
 export interface CreateSettings {
@@ -31,23 +48,68 @@ export interface CreateSettings {
   memory: boolean;
 }
 
-/** Checks createFillMask's options (backend, threads, memory, cache) before anything loads. */
-export function checkCreateOptions(options: Pick<CreateFillMaskOptions, 'backend' | 'threads' | 'cache' | 'memory'>): CreateSettings {
+/**
+ * Checks createFillMask's options (the object itself, backend, threads, memory, cache, model's
+ * type, onProgress, signal) before anything loads. Shared by the Node entry and the Worker (which
+ * gets the options as they crossed postMessage).
+ */
+export function checkCreateOptions(value: unknown): CreateSettings {
+  if (typeof value === 'string' || value instanceof URL) {
+    throw bad(`createFillMask takes an options object, got ${show(String(value))}; to load the model at that ` +
+      `location write createFillMask({ model: ${JSON.stringify(String(value))} })`);
+  }
+  checkObject(value, 'createFillMask\'s options');
+  const options = value as CreateFillMaskOptions;
   const { backend = 'auto', threads, memory } = options;
   if (!['auto', 'wasm', 'webgpu'].includes(backend)) {
-    throw bad(`backend must be 'auto', 'wasm' or 'webgpu', got ${JSON.stringify(backend)}`);
+    throw bad(`backend must be 'auto', 'wasm' or 'webgpu', got ${show(backend)}`);
   }
-  if (threads !== undefined && (!Number.isInteger(threads) || threads < 1)) {
-    throw bad(`threads must be a positive integer, got ${threads}`);
+  if (threads !== undefined && (!Number.isInteger(threads) || threads < 1 || threads > MAX_THREADS)) {
+    throw bad(`threads must be an integer from 1 to ${MAX_THREADS}, got ${show(threads)}`);
   }
   checkBoolean('memory', memory);
+  checkModelSource(options.model);
+  if (options.onProgress !== undefined && typeof options.onProgress !== 'function') {
+    throw bad(`onProgress must be a function, got ${show(options.onProgress)}`);
+  }
+  checkSignal(options.signal);
+  if (options.cache !== undefined) checkObject(options.cache, 'cache');
+  const unknown = Object.keys(options.cache ?? {}).filter((key) => key !== 'maxEntries' && key !== 'maxBytes');
+  if (unknown.length > 0) throw bad(`cache takes maxEntries and maxBytes, got ${unknown.map((k) => JSON.stringify(k)).join(', ')}`);
   const cache = { ...DEFAULT_CACHE, ...options.cache };
   const limits: Record<string, number> = { maxEntries: MAX_CACHE_ENTRIES, maxBytes: MAX_CACHE_BYTES };
-  for (const [name, value] of Object.entries(cache)) {
-    if (!Number.isInteger(value) || value < 0) throw bad(`cache.${name} must be a non-negative integer, got ${value}`);
-    if (value > (limits[name] ?? Infinity)) throw bad(`cache.${name} must be at most ${limits[name]}, got ${value}`);
+  for (const [name, limit] of Object.entries(limits)) {
+    const count = cache[name as keyof typeof cache];
+    if (!Number.isInteger(count) || count < 0 || count > limit) {
+      throw bad(`cache.${name} must be an integer from 0 to ${limit}, got ${show(count)}`);
+    }
   }
   return { backend, threads, cache, memory: memory !== false };
+}
+
+/**
+ * The type of createFillMask's `model`: undefined (the default model), a non-empty string, a URL,
+ * or an object with the bytes (whose fields model/bytes.ts checks). Throws BAD_OPTION.
+ */
+export function checkModelSource(model: unknown): void {
+  if (model === undefined || model instanceof URL) return;
+  if (typeof model === 'string') {
+    if (model.trim() === '') throw bad('model must name a model directory or URL, got an empty string');
+    return;
+  }
+  if (typeof model === 'object' && model !== null && !Array.isArray(model) && 'modelBytes' in model) return;
+  throw bad(`model must be a model directory or URL (a string or a URL) or { modelBytes, vocabBytes, manifest }, ` +
+    `got ${show(model)}`);
+}
+
+/** A `signal` option: undefined or an AbortSignal (anything with `aborted` and `addEventListener`). Throws BAD_OPTION. */
+export function checkSignal(signal: unknown): asserts signal is AbortSignal | undefined {
+  if (signal === undefined) return;
+  const s = signal as Partial<AbortSignal> | null;
+  if (typeof s !== 'object' || s === null || typeof s.aborted !== 'boolean' || typeof s.addEventListener !== 'function' ||
+    typeof s.removeEventListener !== 'function') {
+    throw bad(`signal must be an AbortSignal (e.g. new AbortController().signal), got ${show(signal)}`);
+  }
 }
 
 /** Default thread count for `cores` logical CPUs: more than 4 rarely helps a batch-1 BERT. */
@@ -69,8 +131,11 @@ export interface DecodeSettings {
 /** fill/fillBatch options after checking. */
 export interface FillSettings {
   decode: DecodeSettings;
-  /** With `joint: true`: the beam, how many words to report, and the decoder proposing `beam` per row. */
-  joint: { beam: number; topK: number; decode: DecodeSettings } | null;
+  /**
+   * With `joint: true`: the beam, how many words to report and the lowest score a reported word
+   * may have (`topK`, `threshold`), and the decoder proposing `beam` candidates per row.
+   */
+  joint: { beam: number; topK: number; threshold: number; decode: DecodeSettings } | null;
 }
 
 /**
@@ -78,14 +143,15 @@ export interface FillSettings {
  * the vocabulary when the decoder is built (filters.ts: filterIds).
  */
 export function checkFillOptions(options: FillOptions, vocabSize: number): FillSettings {
-  checkObject(options);
+  checkObject(options, 'options');
+  checkSignal(options.signal);
   const topK = options.topK ?? DEFAULT_TOP_K;
   const threshold = options.threshold ?? 0;
   if (!Number.isInteger(topK) || topK < 1 || topK > vocabSize) {
-    throw bad(`topK must be an integer from 1 to ${vocabSize} (the vocabulary size), got ${topK}`);
+    throw bad(`topK must be an integer from 1 to ${vocabSize} (the vocabulary size), got ${show(topK)}`);
   }
   if (typeof threshold !== 'number' || !(threshold >= 0 && threshold <= 1)) {
-    throw bad(`threshold must be a probability from 0 to 1, got ${threshold}`);
+    throw bad(`threshold must be a probability from 0 to 1, got ${show(threshold)}`);
   }
   checkBoolean('memory', options.memory);
   const filter = checkFilter(options.filter);
@@ -98,8 +164,8 @@ export function checkFillOptions(options: FillOptions, vocabSize: number): FillS
     return { decode, joint: null };
   }
   const width = beam ?? DEFAULT_BEAM;
-  if (!Number.isInteger(width) || width < 1 || width > MAX_BEAM) throw bad(`beam must be an integer from 1 to ${MAX_BEAM}, got ${beam}`);
-  return { decode, joint: { beam: width, topK, decode: decodeSettings(width, 0, filter, memory) } };
+  if (!Number.isInteger(width) || width < 1 || width > MAX_BEAM) throw bad(`beam must be an integer from 1 to ${MAX_BEAM}, got ${show(beam)}`);
+  return { decode, joint: { beam: width, topK, threshold, decode: decodeSettings(width, 0, filter, memory) } };
 }
 
 function decodeSettings(topK: number, threshold: number, filter: CandidateFilter | undefined, memory: boolean): DecodeSettings {
@@ -108,35 +174,36 @@ function decodeSettings(topK: number, threshold: number, filter: CandidateFilter
 
 /** explain's options: an object (its signal is the only field). */
 export function checkExplainOptions(options: ExplainOptions): void {
-  checkObject(options);
+  checkObject(options, 'options');
+  checkSignal(options.signal);
 }
 
 /** explain's `maskIndex` for a text with `count` masks. */
 export function checkMaskIndex(maskIndex: number, count: number): void {
   if (!Number.isInteger(maskIndex) || maskIndex < 0 || maskIndex >= count) {
-    throw bad(`maskIndex must be an integer from 0 to ${count - 1} (the text has ${count} [MASK]), got ${maskIndex}`);
+    throw bad(`maskIndex must be an integer from 0 to ${count - 1} (the text has ${count} [MASK]), got ${show(maskIndex)}`);
   }
 }
 
 /** explain's `token`: a string (whether the vocabulary has it is checked against the model). */
 export function checkCandidateToken(token: unknown): asserts token is string {
-  if (typeof token !== 'string') throw bad(`token must be a string (a candidate fill() returned), got ${typeof token}`);
+  if (typeof token !== 'string') throw bad(`token must be a string (a candidate fill() returned), got ${show(token)}`);
 }
 
 /** The text of fill/explain. */
 export function checkText(text: unknown): asserts text is string {
-  if (typeof text !== 'string') throw bad(`text must be a string, got ${text === null ? 'null' : typeof text}`);
+  if (typeof text !== 'string') throw bad(`text must be a string, got ${show(text)}`);
 }
 
 /** fillBatch's texts: an array (each text is checked as it is prepared). */
 export function checkTexts(texts: unknown): asserts texts is unknown[] {
-  if (!Array.isArray(texts)) throw bad('fillBatch expects an array of strings');
+  if (!Array.isArray(texts)) throw bad(`fillBatch expects an array of strings, got ${show(texts)}`);
 }
 
-function checkObject(options: unknown): void {
-  if (typeof options !== 'object' || options === null) throw bad('options must be an object');
+function checkObject(value: unknown, name: string): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw bad(`${name} must be an object, got ${show(value)}`);
 }
 
 function checkBoolean(name: string, value: unknown): void {
-  if (value !== undefined && typeof value !== 'boolean') throw bad(`${name} must be true or false, got ${JSON.stringify(value)}`);
+  if (value !== undefined && typeof value !== 'boolean') throw bad(`${name} must be true or false, got ${show(value)}`);
 }

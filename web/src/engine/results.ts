@@ -49,13 +49,16 @@ export function masksOf(item: Encoded, rows: CachedRows, vocab: readonly string[
   });
 }
 
-/** Cached token-level words → the public form for this text (offsets and sequences follow `text`). */
-export function wordsOf(text: string, masks: readonly FillMask[], words: CachedWords, topK: number,
+/**
+ * Cached token-level words → the public form for this text (offsets and sequences follow `text`):
+ * the best `topK` words whose joint score is at least `threshold` (as fill's mask lists).
+ */
+export function wordsOf(text: string, masks: readonly FillMask[], words: CachedWords, topK: number, threshold: number,
   vocab: readonly string[]): FillWord[] {
   return words.map(({ maskIndices, fills }) => {
     const start = masks[maskIndices[0]!]!.start;
     const end = masks[maskIndices[maskIndices.length - 1]!]!.end;
-    const candidates = fills.slice(0, topK).map(({ ids, score }) => {
+    const candidates = fills.filter(({ score }) => score >= threshold).slice(0, topK).map(({ ids, score }) => {
       const tokens = ids.map((id) => vocab[id]!);
       const word = tokens.join('');
       return { text: word, tokens, score, sequence: text.slice(0, start) + word + text.slice(end) };
