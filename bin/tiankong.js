@@ -2,26 +2,29 @@
 // tiankong CLI: a thin shell over the package API in dist/ (build it with scripts/build).
 //   tiankong fill [options] [TEXT ...]      fill every [MASK] (stdin lines when no TEXT)
 //   tiankong tokenize [options] [TEXT ...]  BERT WordPiece tokens, ids and offsets
-// Exit codes: 0 ok, 1 the model or vocab could not be loaded, 2 bad usage or some input lines
-// were bad (the other lines are still processed and printed).
+// Exit codes: 0 ok, 1 the model or vocab could not be loaded, 2 bad usage (reported once, before
+// any input is read) or some input lines were bad (the other lines are still processed and
+// printed; with --json every input line gets exactly one output line, an error object for a bad
+// one). A closed stdout (`| head -1`) ends the run quietly.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
 const HELP = `tiankong — Chinese fill-in-the-blank (BERT masked-language model)
 
 Usage:
-  tiankong fill [--model DIR] [--top-k N] [--threshold P] [--filter F] [--no-memory] [--joint [--beam N]] [--explain] [--json] [TEXT ...]
-  tiankong tokenize (--vocab PATH | --model DIR) [--lowercase] [--json] [TEXT ...]
-  tiankong --help
+  tiankong fill [-m DIR] [-k N] [--threshold P] [--filter F] [--no-memory] [--joint [--beam N]] [--explain] [--json] [TEXT ...]
+  tiankong tokenize [--vocab PATH [--lowercase] [--max-length N] | -m DIR] [--truncate] [--json] [TEXT ...]
+  tiankong --help | --version
 
 Each TEXT (or, without TEXT, each line of stdin) is one input.
 
 fill:
-  --model DIR       model directory (model.json, model.onnx, vocab.txt); default: the packaged model
-  --top-k N         candidates per [MASK] (default 5)
-  --threshold P     hide candidates with probability below P (0..1, default 0)
+  -m, --model DIR   model directory (model.json, model.onnx, vocab.txt); default: the packaged model
+  -k, --top-k N     candidates per [MASK] (default 5)
+  --threshold P     hide candidates (and --joint words) with probability below P (0..1, default 0)
   --filter F        chinese | no-punctuation
   --no-memory       the model alone: do not load or use the corpus memory (famous lines, idioms,
                     frequent phrases; a candidate it supports shows its source, 出处)
@@ -33,29 +36,54 @@ fill:
   --explain         for the top candidate of each [MASK], score every context token by how much
                     the candidate's log-probability drops when that token is masked (heatmap;
                     coloured on a terminal, NO_COLOR=1 turns colour off)
-  --json            one JSON object per input, exactly as the API's fill() returns it; with
-                    --explain it also has "explanations": explain() of each mask's top candidate
+  --json            one JSON line per input: the object the API's fill() returns (with --explain
+                    also "explanations": explain() of each mask's top candidate), or for a bad
+                    input {"text": …, "error": {"code": …, "message": …}}
 
 tokenize:
-  --vocab PATH      a BERT vocab.txt (one token per line)
-  --model DIR       use the model's vocab and tokenizer settings instead
-  --lowercase       lowercase and strip accents (uncased BERT vocabularies)
-  --json            {"tokens":[...],"ids":[...],"offsets":[[start,end],...]} per input (UTF-16 offsets)
+  -m, --model DIR   use the model's vocab, tokenizer settings and max length (default: the
+                    packaged model, when neither --vocab nor --model is given)
+  --vocab PATH      a BERT vocab.txt (one token per line) instead
+  --lowercase       lowercase and strip accents (uncased BERT vocabularies; with --vocab)
+  --max-length N    longest encoding with [CLS] and [SEP] (with --vocab; default 512)
+  --truncate        keep the first tokens of a longer text (reported as "truncated") instead of
+                    rejecting it with TOO_LONG as fill does
+  --json            {"tokens":[...],"ids":[...],"offsets":[[start,end],...]} per input (UTF-16
+                    offsets), or {"text": …, "error": {…}} for a bad input
 
 Exit status: 0 ok, 1 the model or vocab could not be loaded, 2 bad usage or bad input lines.
 
-Example:
+Examples:
   tiankong fill "春眠不觉晓，处处闻啼[MASK]。"
+  tiankong fill -k 3 --json "床前明月光，疑是地[MASK]霜。"
+  tiankong tokenize "床前明月光"
 `;
 
 const OPTIONS = {
-  model: { type: 'string' }, 'top-k': { type: 'string' }, threshold: { type: 'string' }, filter: { type: 'string' },
-  backend: { type: 'string' }, threads: { type: 'string' }, json: { type: 'boolean' }, vocab: { type: 'string' },
-  joint: { type: 'boolean' }, beam: { type: 'string' }, explain: { type: 'boolean' },
-  lowercase: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }, 'no-memory': { type: 'boolean' },
+  model: { type: 'string', short: 'm' }, 'top-k': { type: 'string', short: 'k' }, threshold: { type: 'string' },
+  filter: { type: 'string' }, backend: { type: 'string' }, threads: { type: 'string' }, json: { type: 'boolean' },
+  vocab: { type: 'string' }, joint: { type: 'boolean' }, beam: { type: 'string' }, explain: { type: 'boolean' },
+  lowercase: { type: 'boolean' }, 'max-length': { type: 'string' }, truncate: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'V' }, 'no-memory': { type: 'boolean' },
+};
+/** Which command each option belongs to (an option of the other command is a usage error). */
+const ONLY = {
+  fill: ['top-k', 'threshold', 'filter', 'backend', 'threads', 'joint', 'beam', 'explain', 'no-memory'],
+  tokenize: ['vocab', 'lowercase', 'max-length', 'truncate'],
 };
 
+/** Bad usage: reported once, exit status 2. */
 class UsageError extends Error {}
+/** The model or vocab could not be loaded: exit status 1. */
+class LoadError extends Error {}
+
+// A reader that goes away (`tiankong fill … | head -1`) closes the pipe: stop quietly, with the
+// status the run had so far, instead of an EPIPE stack trace (and without filling the rest).
+process.stdout.on('error', (error) => {
+  if (error.code === 'EPIPE') process.exit();
+  throw error;
+});
+const out = (text) => void process.stdout.write(text);
 
 async function main(argv) {
   let parsed;
@@ -66,61 +94,99 @@ async function main(argv) {
   }
   const { values, positionals } = parsed;
   const [command, ...texts] = positionals;
-  if (values.help || command === 'help') return void process.stdout.write(HELP);
-  if (command === 'fill') return fill(values, texts);
-  if (command === 'tokenize') return tokenize(values, texts);
-  throw new UsageError(command === undefined ? 'missing command (fill or tokenize)' : `unknown command '${command}' (expected fill or tokenize)`);
+  if (values.help || command === 'help') return void out(HELP);
+  if (values.version || command === 'version') return void out(`tiankong ${packageVersion()}\n`);
+  if (command !== 'fill' && command !== 'tokenize') {
+    throw new UsageError(command === undefined ? 'missing command (fill or tokenize)' : `unknown command '${command}' (expected fill or tokenize)`);
+  }
+  const other = command === 'fill' ? 'tokenize' : 'fill';
+  const misplaced = ONLY[other].find((name) => values[name] !== undefined);
+  if (misplaced) throw new UsageError(`--${misplaced} is an option of tiankong ${other}, not of tiankong ${command}`);
+  return command === 'fill' ? fill(values, texts) : tokenize(values, texts);
 }
 
-function number(values, name, parse) {
-  if (values[name] === undefined) return undefined;
-  const value = parse(values[name]);
-  if (!Number.isFinite(value)) throw new UsageError(`--${name} must be a number, got '${values[name]}'`);
-  return value;
+function packageVersion() {
+  return JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 }
 
-/** The inputs: the TEXT arguments, or the lines of stdin (as they arrive). */
+/** A numeric option, or undefined; anything but a plain decimal number is a usage error. */
+function number(values, name) {
+  const text = values[name];
+  if (text === undefined) return undefined;
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(text.trim())) throw new UsageError(`--${name} must be a number, got '${text}'`);
+  return Number(text);
+}
+
+/** The inputs: the TEXT arguments, or the lines of stdin (as they arrive; a leading UTF-8 BOM is dropped). */
 async function* inputs(texts) {
   if (texts.length > 0) return yield* texts;
-  for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) yield line;
+  let first = true;
+  for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+    yield first && line.startsWith('\uFEFF') ? line.slice(1) : line;
+    first = false;
+  }
 }
 
-/** Runs `each` on every input; a failure is reported on stderr and turns the exit code to 2. */
-async function forEachInput(texts, each) {
-  let lineNumber = 0;
+const isTiankongError = (error) => error?.name === 'TiankongError' && typeof error.code === 'string';
+const plain = (message) => message.replace(/^tiankong: /, '');
+
+/** Errors of one input: reported for that input, the run goes on (exit status 2). */
+const INPUT_ERRORS = new Set(['EMPTY_INPUT', 'NO_MASK', 'TOO_LONG']);
+
+/**
+ * Runs `each` on every input. A bad input is reported on stderr (and, with `json`, as an error
+ * object on its own stdout line) and turns the exit status to 2; BAD_OPTION is bad usage (once);
+ * anything else ends the run.
+ */
+async function forEachInput(texts, json, each) {
+  let number = 0;
   for await (const text of inputs(texts)) {
-    lineNumber++;
+    number++;
     try {
       await each(text);
     } catch (error) {
-      if (error?.name !== 'TiankongError' || error.code === 'BAD_MODEL') throw error;
-      const where = texts.length > 0 ? `input ${lineNumber}` : `line ${lineNumber}`;
-      process.stderr.write(`tiankong: ${where}: ${error.message.replace(/^tiankong: /, '')} [${error.code}]\n`);
+      if (!isTiankongError(error)) throw error;
+      if (error.code === 'BAD_OPTION') throw new UsageError(plain(error.message));
+      if (!INPUT_ERRORS.has(error.code)) throw new LoadError(error.message);
+      const where = texts.length > 0 ? `input ${number}` : `line ${number}`;
+      process.stderr.write(`tiankong: ${where}: ${plain(error.message)} [${error.code}]\n`);
+      if (json) out(`${JSON.stringify({ text, error: { code: error.code, message: error.message } })}\n`);
       process.exitCode = 2;
     }
   }
 }
 
+/** A load failure: bad options are usage (2), anything else could not be loaded (1). */
+function loadFailure(error) {
+  if (isTiankongError(error) && error.code === 'BAD_OPTION') return new UsageError(plain(error.message));
+  return isTiankongError(error) ? new LoadError(error.message) : error;
+}
+
 async function fill(values, texts) {
-  const { createFillMask } = await import('../dist/index.js');
   const options = {
-    topK: number(values, 'top-k', Number), threshold: number(values, 'threshold', Number), filter: values.filter,
-    ...(values.joint ? { joint: true } : {}), beam: number(values, 'beam', Number),
+    topK: number(values, 'top-k'), threshold: number(values, 'threshold'), filter: values.filter,
+    ...(values.joint ? { joint: true } : {}), beam: number(values, 'beam'),
   };
   if (options.beam !== undefined && !values.joint) throw new UsageError('--beam needs --joint');
+  const { createFillMask } = await import('../dist/index.js');
   const tk = await createFillMask({
-    model: values.model, backend: values.backend, threads: number(values, 'threads', Number),
+    model: values.model, backend: values.backend, threads: number(values, 'threads'),
     ...(values['no-memory'] ? { memory: false } : {}),
-  });
+  }).catch((error) => { throw loadFailure(error); });
   try {
-    await forEachInput(texts, async (text) => {
+    // The options are checked before any input is read (options come before the text: '' is
+    // EMPTY_INPUT when they are fine), so a bad option is one usage error, not one per line.
+    await tk.fill('', options).catch((error) => {
+      if (isTiankongError(error) && error.code === 'BAD_OPTION') throw new UsageError(plain(error.message));
+    });
+    await forEachInput(texts, values.json, async (text) => {
       const result = await tk.fill(text, options);
-      if (!values.explain) return void process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : formatFill(result));
+      if (!values.explain) return out(values.json ? `${JSON.stringify(result)}\n` : formatFill(result));
       const explanations = [];
       for (const mask of result.masks) {
         if (mask.candidates.length > 0) explanations.push(await tk.explain(text, mask.index, mask.candidates[0].token));
       }
-      process.stdout.write(values.json ? `${JSON.stringify({ ...result, explanations })}\n`
+      out(values.json ? `${JSON.stringify({ ...result, explanations })}\n`
         : formatFill(result, explanations.map((e) => formatExplain(e, useColour()))));
     });
   } finally {
@@ -189,27 +255,53 @@ function formatExplain(explanation, colour) {
   ];
 }
 
-async function tokenize(values, texts) {
-  const { createTokenizer } = await import('../dist/index.js');
-  let vocabPath = values.vocab;
-  let lowercase = values.lowercase ?? false;
-  if (values.model !== undefined) {
-    let manifest;
-    try {
-      manifest = JSON.parse(readFileSync(join(values.model, 'model.json'), 'utf8'));
-    } catch (error) {
-      throw Object.assign(new Error(`cannot read ${join(values.model, 'model.json')}: ${error.message}`), { exitCode: 1 });
-    }
-    vocabPath ??= join(values.model, manifest.tokenizer.vocab);
-    lowercase = values.lowercase ?? manifest.tokenizer.lowercase;
+/** The tokenizer settings of the model directory `dir` (its model.json), or a LoadError. */
+async function modelTokenizerSettings(dir) {
+  const found = await stat(dir).catch(() => null);
+  if (found === null) throw new LoadError(`model directory ${dir} does not exist; pass the folder written by scripts/export-model`);
+  if (!found.isDirectory()) {
+    throw new LoadError(`${dir} is a file, not a model directory (a folder holding model.json, model.onnx and vocab.txt)` +
+      (basename(dir) === 'model.json' ? `; pass the folder that holds it: ${dirname(dir)}` : ''));
   }
-  if (vocabPath === undefined) throw new UsageError('tokenize needs --vocab PATH or --model DIR');
-  const tokenizer = await createTokenizer(vocabPath, { lowercase });
+  let manifest;
   try {
-    await forEachInput(texts, async (text) => {
-      const { tokens, ids, offsets } = tokenizer.encode(text);
-      process.stdout.write(values.json ? `${JSON.stringify({ tokens, ids, offsets })}\n`
-        : `${tokens.map((t, i) => `${t}(${ids[i]})`).join(' ')}\n`);
+    manifest = JSON.parse(readFileSync(join(dir, 'model.json'), 'utf8'));
+  } catch (error) {
+    throw new LoadError(`cannot read ${join(dir, 'model.json')}: ${error.message}`);
+  }
+  const vocab = manifest?.tokenizer?.vocab;
+  // The same rule as the runtime's (model/manifest.ts): a plain name inside the directory.
+  if (typeof vocab !== 'string' || !/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$/.test(vocab)) {
+    throw new LoadError(`${join(dir, 'model.json')}: tokenizer.vocab is ${JSON.stringify(vocab)}, which is not a file name ` +
+      'inside the model directory');
+  }
+  if (!Number.isInteger(manifest.max_length) || manifest.max_length < 3) {
+    throw new LoadError(`${join(dir, 'model.json')}: max_length must be an integer ≥ 3`);
+  }
+  return { vocabPath: join(dir, vocab), lowercase: manifest.tokenizer.lowercase === true, maxLength: manifest.max_length };
+}
+
+async function tokenize(values, texts) {
+  const { createTokenizer, DEFAULT_MODEL_DIR } = await import('../dist/index.js');
+  if (values.vocab !== undefined && values.model !== undefined) throw new UsageError('tokenize takes --vocab PATH or --model DIR, not both');
+  let settings;
+  if (values.vocab !== undefined) {
+    settings = { vocabPath: values.vocab, lowercase: values.lowercase ?? false, maxLength: number(values, 'max-length') ?? 512 };
+  } else {
+    if (values.lowercase !== undefined || values['max-length'] !== undefined) {
+      throw new UsageError(`--${values.lowercase !== undefined ? 'lowercase' : 'max-length'} goes with --vocab; a model's ` +
+        'model.json gives its own');
+    }
+    settings = await modelTokenizerSettings(values.model ?? DEFAULT_MODEL_DIR);
+  }
+  const tokenizer = await createTokenizer(settings.vocabPath,
+    { lowercase: settings.lowercase, maxLength: settings.maxLength, truncate: values.truncate ?? false })
+    .catch((error) => { throw loadFailure(error); });
+  try {
+    await forEachInput(texts, values.json, async (text) => {
+      const { tokens, ids, offsets, truncated } = tokenizer.encode(text);
+      if (values.json) return out(`${JSON.stringify({ tokens, ids, offsets, ...(truncated ? { truncated } : {}) })}\n`);
+      out(`${tokens.map((t, i) => `${t}(${ids[i]})`).join(' ')}${truncated ? ` … (${truncated} more tokens truncated)` : ''}\n`);
     });
   } finally {
     tokenizer.dispose();
@@ -218,6 +310,8 @@ async function tokenize(values, texts) {
 
 main(process.argv.slice(2)).catch((error) => {
   const usage = error instanceof UsageError;
-  process.stderr.write(`tiankong: ${error.message.replace(/^tiankong: /, '')}${usage ? '\n(tiankong --help shows the usage)' : ''}\n`);
+  const known = usage || error instanceof LoadError;
+  process.stderr.write(`tiankong: ${known ? plain(error.message) : error?.stack ?? String(error)}` +
+    `${usage ? '\n(tiankong --help shows the usage)' : ''}\n`);
   process.exitCode = usage ? 2 : 1;
 });

@@ -5,13 +5,19 @@
 import { readFile } from 'node:fs/promises';
 import { loadEngineCore } from './core/engine-core.js';
 import { encodeText, newTokenizer } from './core/tokenizer.js';
+import { show } from './engine/options.js';
 import { TiankongError, describe } from './errors.js';
 
 export interface TokenizerSettings {
   /** Lowercase (and strip accents) like an uncased BERT. Default false (bert-base-chinese). */
   lowercase?: boolean;
-  /** Longest encoding incl. [CLS]/[SEP]. Default 512. */
+  /** Longest encoding incl. [CLS]/[SEP] (a model's max_length). Default 512. */
   maxLength?: number;
+  /**
+   * What encode() does with a longer text: false (default) rejects it with TOO_LONG, as fill()
+   * does; true keeps the first maxLength − 2 tokens and reports how many were dropped (`truncated`).
+   */
+  truncate?: boolean;
 }
 
 export interface Tokenized {
@@ -20,6 +26,8 @@ export interface Tokenized {
   ids: number[];
   /** [start, end) UTF-16 offsets into the text per token; [0, 0] for [CLS]/[SEP]. */
   offsets: [number, number][];
+  /** With `truncate: true`, how many tokens were dropped from the end (absent when none were). */
+  truncated?: number;
 }
 
 export interface TokenizerHandle {
@@ -30,6 +38,7 @@ export interface TokenizerHandle {
 /**
  * A tokenizer for the vocab.txt at `vocabPath` (BERT WordPiece, as the models use it). Rejects with
  * BAD_MODEL when the file cannot be read or is not a vocabulary, BAD_OPTION for bad settings.
+ * encode() throws TOO_LONG for a text of more than maxLength tokens unless `truncate` is set.
  *
  * @example
  * ```ts
@@ -39,13 +48,18 @@ export interface TokenizerHandle {
  * ```
  */
 export async function createTokenizer(vocabPath: string, settings: TokenizerSettings = {}): Promise<TokenizerHandle> {
+  if (typeof vocabPath !== 'string') throw new TiankongError('BAD_OPTION', `tiankong: the vocab path must be a string, got ${show(vocabPath)}`);
+  if (typeof settings !== 'object' || settings === null) {
+    throw new TiankongError('BAD_OPTION', `tiankong: settings must be an object, got ${show(settings)}`);
+  }
   const lowercase = settings.lowercase ?? false;
   const maxLength = settings.maxLength ?? 512;
-  if (typeof lowercase !== 'boolean') {
-    throw new TiankongError('BAD_OPTION', `tiankong: lowercase must be true or false, got ${JSON.stringify(lowercase)}`);
+  const truncate = settings.truncate ?? false;
+  for (const [name, value] of [['lowercase', lowercase], ['truncate', truncate]] as const) {
+    if (typeof value !== 'boolean') throw new TiankongError('BAD_OPTION', `tiankong: ${name} must be true or false, got ${show(value)}`);
   }
   if (!Number.isInteger(maxLength) || maxLength < 2 || maxLength > 2 ** 30) {
-    throw new TiankongError('BAD_OPTION', `tiankong: maxLength must be an integer from 2 to ${2 ** 30}, got ${maxLength}`);
+    throw new TiankongError('BAD_OPTION', `tiankong: maxLength must be an integer from 2 to ${2 ** 30}, got ${show(maxLength)}`);
   }
   let vocab: Uint8Array;
   try {
@@ -64,15 +78,20 @@ export async function createTokenizer(vocabPath: string, settings: TokenizerSett
   }
   return {
     encode(text: string): Tokenized {
-      if (typeof text !== 'string') {
-        throw new TiankongError('BAD_OPTION', `tiankong: text must be a string, got ${text === null ? 'null' : typeof text}`);
-      }
+      if (typeof text !== 'string') throw new TiankongError('BAD_OPTION', `tiankong: text must be a string, got ${show(text)}`);
       const { encoding } = encodeText(tokenizer, text);
+      const { truncatedTokens } = encoding;
+      if (truncatedTokens > 0 && !truncate) {
+        throw new TiankongError('TOO_LONG', `tiankong: the text is ${encoding.ids.length - 2 + truncatedTokens} tokens long ` +
+          `but the limit is ${maxLength - 2} (plus [CLS] and [SEP]); shorten it, or truncate explicitly ` +
+          '(createTokenizer(vocab, { truncate: true }), CLI: tokenize --truncate)');
+      }
       const ids = Array.from(encoding.ids);
       return {
         tokens: ids.map((id) => tokenizer.idToToken(id)),
         ids,
         offsets: ids.map((_, i) => [encoding.offsets[2 * i]!, encoding.offsets[2 * i + 1]!]),
+        ...(truncatedTokens > 0 ? { truncated: truncatedTokens } : {}),
       };
     },
     dispose() {
