@@ -1,40 +1,66 @@
 // What a user does: `npm pack` the package, install the tarball into a fresh project, import
-// it by name and fill a mask; run its `tiankong` bin. Checks that `files` ships everything
-// the runtime needs (dist/, the wasm builds, ORT's wasm copy, bin/) and nothing from the repo.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+// it by name and fill a mask; run its `tiankong` bin, and every `npx tiankong` command of the
+// README. Checks that `files` ships everything the runtime needs (dist/, the wasm builds, ORT's
+// wasm copy, bin/) and nothing from the repo. Every child process is awaited asynchronously: npm
+// pack and install take tens of seconds on a loaded machine, and a blocking call for that long
+// starves the test runner's RPC ("Timeout calling onTaskUpdate").
+import { execFile, spawn } from 'node:child_process';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { missingPrerequisite, repoRoot, testModelDir } from './fixtures.js';
 
 const missing = missingPrerequisite();
 if (missing) console.warn(missing);
 
+const execFileAsync = promisify(execFile);
+
+/** Runs a command to its end without blocking this process: status, stdout, stderr. */
+function run(command: string, args: string[], options: { cwd: string; timeout?: number }):
+  Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeout ?? 300_000);
+    child.on('error', reject);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
 describe.skipIf(missing !== null)('packed tarball in a fresh project', () => {
   let work: string;
   let project: string;
   let model: string;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     model = testModelDir();
     work = mkdtempSync(join(tmpdir(), 'tiankong-pack-'));
-    const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: repoRoot, encoding: 'utf8' }));
+    const { stdout } = await execFileAsync('npm', ['pack', '--json', '--pack-destination', work],
+      { cwd: repoRoot, encoding: 'utf8', maxBuffer: 64 << 20 });
+    // npm's JSON comes after whatever the prepack build prints.
+    const packed = JSON.parse(stdout.slice(stdout.search(/^\[\s*\{/m)));
     const files: string[] = packed[0].files.map((f: { path: string }) => f.path);
     expect(files).toEqual(expect.arrayContaining(['bin/tiankong.js', 'dist/index.js', 'dist/browser.js', 'dist/worker.js',
       'dist/index.d.ts', 'dist/core/wasm/tiankong-core.wasm', 'dist/ort/ort-wasm-simd-threaded.wasm', 'dist/ort/ort-wasm-simd-threaded.mjs']));
     expect(files.filter((f) => !/^(bin|dist|model\/default)\/|^package\.json$|^README|^LICENSE/.test(f))).toEqual([]);
     expect(packed[0].size).toBeLessThan(30e6);
     project = join(work, 'app');
-    execFileSync('mkdir', ['-p', project]);
+    await execFileAsync('mkdir', ['-p', project]);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', type: 'module', private: true }));
     const tarball = join(work, packed[0].filename);
-    const install = (mode: string) => spawnSync('npm', ['install', mode, '--ignore-scripts', '--no-audit', '--no-fund', tarball],
-      { cwd: project, encoding: 'utf8' });
+    const install = (mode: string) => run('npm', ['install', mode, '--ignore-scripts', '--no-audit', '--no-fund', tarball], { cwd: project });
     // Offline from the npm cache when it has every dependency; otherwise the registry may fill gaps.
-    const offline = install('--offline');
+    const offline = await install('--offline');
     if (offline.status !== 0) {
-      const online = install('--prefer-offline');
+      const online = await install('--prefer-offline');
       expect(online.status, online.stderr).toBe(0);
     }
   });
@@ -42,7 +68,7 @@ describe.skipIf(missing !== null)('packed tarball in a fresh project', () => {
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  test('import "tiankong" and fill (onnxruntime-web resolves from the install)', () => {
+  test('import "tiankong" and fill (onnxruntime-web resolves from the install)', async () => {
     expect(readdirSync(join(project, 'node_modules'))).toContain('onnxruntime-web');
     writeFileSync(join(project, 'use.mjs'), `
       import { createFillMask, TiankongError } from 'tiankong';
@@ -53,16 +79,32 @@ describe.skipIf(missing !== null)('packed tarball in a fresh project', () => {
         code: error instanceof TiankongError ? error.code : String(error) }));
       await tk.dispose();
     `);
-    const run = spawnSync(process.execPath, ['use.mjs'], { cwd: project, encoding: 'utf8', timeout: 60_000 });
-    expect(run.status, run.stderr).toBe(0);
+    const used = await run(process.execPath, ['use.mjs'], { cwd: project, timeout: 120_000 });
+    expect(used.status, used.stderr).toBe(0);
     // onnxruntime-node is an optional peer, not installed here: the wasm backend runs.
-    expect(JSON.parse(run.stdout)).toEqual({ n: 2, backend: 'wasm', code: 'NO_MASK' });
+    expect(JSON.parse(used.stdout)).toEqual({ n: 2, backend: 'wasm', code: 'NO_MASK' });
   });
 
-  test('the installed bin runs', () => {
-    const run = spawnSync(join(project, 'node_modules', '.bin', 'tiankong'), ['fill', '--json', '--model', model, '[MASK]天'],
-      { cwd: project, encoding: 'utf8', timeout: 60_000 });
-    expect(run.status, run.stderr).toBe(0);
-    expect(JSON.parse(run.stdout).masks[0].candidates).toHaveLength(5);
+  test('the installed bin runs', async () => {
+    const bin = await run(join(project, 'node_modules', '.bin', 'tiankong'), ['fill', '--json', '--model', model, '[MASK]天'],
+      { cwd: project, timeout: 120_000 });
+    expect(bin.status, bin.stderr).toBe(0);
+    expect(JSON.parse(bin.stdout).masks[0].candidates).toHaveLength(5);
+  });
+
+  test('every `npx tiankong` command of the README works from the install (packaged model and vocab)', async () => {
+    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+    const blocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    const commands = blocks.flatMap((block) => block.split('\n')).map((line) => line.replace(/\s+#.*$/, '').trim())
+      .filter((line) => line.startsWith('npx tiankong '));
+    expect(commands.length).toBeGreaterThanOrEqual(4);
+    // "Bring your own BERT" fills with what scripts/export-model wrote: a model directory stands in for it.
+    cpSync(model, join(project, 'out', 'bert-base-chinese'), { recursive: true });
+    for (const command of commands) {
+      const result = await run('sh', ['-c', command], { cwd: project, timeout: 180_000 });
+      expect(result.status, `${command}\n${result.stderr}`).toBe(0);
+      expect(result.stdout.trim(), command).not.toBe('');
+      if (command.includes('--json')) for (const line of result.stdout.trimEnd().split('\n')) expect(() => JSON.parse(line), command).not.toThrow();
+    }
   });
 });
