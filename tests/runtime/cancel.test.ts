@@ -133,7 +133,7 @@ describe.skipIf(missing !== null)('cancellation in Node (wasm backend, main thre
   });
 });
 
-describe.skipIf(noBrowser !== null)('cancellation in the browser Worker (headless Chromium)', () => {
+describe.skipIf(noBrowser !== null)('cancellation and bad arguments in the browser entry (Worker, headless Chromium)', () => {
   let server: Awaited<ReturnType<typeof startPackageOrigin>>;
   let context: BrowserContext;
   let page: Page;
@@ -195,5 +195,34 @@ describe.skipIf(noBrowser !== null)('cancellation in the browser Worker (headles
     // dispose() is a request behind the explain in the Worker: the explain is not cancelled by the
     // page, so the Worker's dispose stops it at the next run.
     expect(measured.dispose.disposeMs).toBeLessThan(bound(measured.runMs));
+  });
+
+  test('bad arguments on the page side are TiankongErrors too (a string for the options, onProgress, signal)', async () => {
+    const codes = await page.evaluate(async () => {
+      const { createFillMask, TiankongError } = (window as unknown as { __api: typeof import('../../web/src/browser.js') }).__api;
+      const code = (promise: Promise<unknown>) => promise.then(() => 'resolved',
+        (e) => (e instanceof TiankongError ? `${e.code}: ${e.message}` : `not a TiankongError: ${e}`));
+      const tk = await createFillMask({ model: '/models/default/', memory: false });
+      const result = {
+        string: await code(createFillMask('/models/default/' as never)),
+        onProgress: await code(createFillMask({ model: '/models/default/', onProgress: 'x' as never })),
+        createSignal: await code(createFillMask({ model: '/models/default/', signal: 'x' as never })),
+        fillSignal: await code(tk.fill('[MASK]', { signal: 'x' as never })),
+        explainSignal: await code(tk.explain('[MASK]', 0, '的', { signal: {} as never })),
+        holes: await code(tk.fillBatch(['春[MASK]', , '秋[MASK]'] as string[])),
+        cachedAborted: await tk.fill('春[MASK]').then(() => code(tk.fill('春[MASK]', { signal: AbortSignal.abort() }))),
+      };
+      await tk.dispose();
+      return result;
+    });
+    expect(codes).toEqual({
+      string: expect.stringMatching(/^BAD_OPTION: .*createFillMask\(\{ model: "\/models\/default\/" \}\)/),
+      onProgress: expect.stringMatching(/^BAD_OPTION: .*onProgress/),
+      createSignal: expect.stringMatching(/^BAD_OPTION: .*signal/),
+      fillSignal: expect.stringMatching(/^BAD_OPTION: .*signal/),
+      explainSignal: expect.stringMatching(/^BAD_OPTION: .*signal/),
+      holes: expect.stringMatching(/^BAD_OPTION: .*texts\[1\]/),
+      cachedAborted: expect.stringMatching(/^ABORTED/),
+    });
   });
 });

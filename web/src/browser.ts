@@ -23,6 +23,7 @@
  */
 import { WorkerClient } from './browser/client.js';
 import type { WireCreateOptions } from './browser/protocol.js';
+import { checkCreateOptions } from './engine/options.js';
 import { TiankongError, describe } from './errors.js';
 import { isModelBytes } from './model/bytes.js';
 import type { CreateFillMaskOptions, ExplainOptions, ExplainResult, FillMaskModel, FillOptions, FillResult } from './types.js';
@@ -72,6 +73,7 @@ const absolute = (url: string | URL | undefined): string | undefined =>
  * Rejects with a {@link TiankongError} (BAD_MODEL, INTEGRITY, NETWORK, UNSUPPORTED, BAD_OPTION, ABORTED).
  */
 export async function createFillMask(options: BrowserFillMaskOptions = {}): Promise<FillMaskModel> {
+  checkCreateOptions(options); // here too: a string, onProgress and signal never reach the Worker
   if (typeof Worker === 'undefined' || typeof WebAssembly === 'undefined') {
     throw new TiankongError('UNSUPPORTED', 'tiankong: this browser lacks Web Workers or WebAssembly, which tiankong needs');
   }

@@ -2,6 +2,7 @@
  * The main-thread side of the Worker protocol (protocol.ts): request ids, transferables,
  * progress, cancellation of superseded requests, and failing everything when the Worker dies.
  */
+import { checkSignal } from '../engine/options.js';
 import { TiankongError, abortError, deserializeError } from '../errors.js';
 import type { FillMaskStats, LoadProgress } from '../types.js';
 import type { Reply, Request } from './protocol.js';
@@ -37,6 +38,11 @@ export class WorkerClient {
   request(message: DistributiveOmit<Request, 'id'>, options: { transfer?: Transferable[]; signal?: AbortSignal; onProgress?: (p: LoadProgress) => void } = {}): Promise<unknown> {
     if (this.failure) return Promise.reject(this.failure);
     const { signal } = options;
+    try {
+      checkSignal(signal);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     if (signal?.aborted) return Promise.reject(abortError(signal));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
