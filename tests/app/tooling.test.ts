@@ -52,8 +52,18 @@ describe('icons', () => {
 });
 
 describe('vendoring bare imports', () => {
-  test('onnxruntime-web/wasm resolves to the build that loads its wasm glue from wasmPaths', () => {
-    expect(resolveForBrowser('onnxruntime-web/wasm', REPO)).toBe(path.join(REPO, 'node_modules/onnxruntime-web/dist/ort.wasm.min.mjs'));
+  test('onnxruntime-web/wasm resolves to the bundle a browser bundler picks; the wasm it names comes along', () => {
+    expect(resolveForBrowser('onnxruntime-web/wasm', REPO)).toBe(path.join(REPO, 'node_modules/onnxruntime-web/dist/ort.wasm.bundle.min.mjs'));
+    const dir = mkdtempSync(path.join(tmpdir(), 'tiankong-vendor-'));
+    try {
+      const file = path.join(dir, 'worker.js');
+      writeFileSync(file, "import * as ort from 'onnxruntime-web/wasm';\n");
+      vendorBareImports(dir, [file], REPO);
+      const wasm = path.join(dir, 'vendor', 'ort-wasm-simd-threaded.wasm');
+      expect(readFileSync(wasm).equals(readFileSync(path.join(REPO, 'node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm')))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('rewrites import statements only, never examples in comments; node: imports stay', () => {
@@ -81,7 +91,7 @@ describe('vendoring bare imports', () => {
         "export { y } from './vendor/onnxruntime-web__wasm.mjs';",
       ]);
       expect(readFileSync(path.join(dir, 'vendor/onnxruntime-web__wasm.mjs'))).toEqual(
-        readFileSync(path.join(REPO, 'node_modules/onnxruntime-web/dist/ort.wasm.min.mjs')));
+        readFileSync(path.join(REPO, 'node_modules/onnxruntime-web/dist/ort.wasm.bundle.min.mjs')));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,5 +1,5 @@
 // The browser entry in headless Chromium (playwright-core): the built dist/browser.js starts
-// dist/worker.js, which loads the core and onnxruntime-web's wasm from dist/ (dist/ort/). The
+// dist/worker.js, which loads the core from dist/ and onnxruntime-web's wasm from beside ORT. The
 // page runs what an app does: load with progress, fill, supersede a request, hit every
 // main-thread error path, dispose, load again (from Cache Storage), and a tampered model.
 // The server plays the bundler's one role here: it maps the bare specifier 'onnxruntime-web/wasm'
@@ -50,8 +50,11 @@ const PAGE = `<!doctype html><meta charset="utf-8"><script type="module">
     out.codes.integrity = await code(createFillMask({ model: './tampered/' }));
     out.codes.html = await code(createFillMask({ model: './spa/' }));
     out.codes.network = await code(createFillMask({ model: './missing/' }));
-    out.codes.noModel = await code(createFillMask({}));
     out.cacheKeys = (await (await caches.open('tiankong-models-v1')).keys()).map((r) => new URL(r.url).pathname + new URL(r.url).search);
+    // No model given: the package's own default model (model/default/ beside dist/).
+    const packaged = await createFillMask();
+    out.defaultModel = { name: packaged.stats().model.name, top: (await packaged.fill('春眠不觉晓，处处闻啼[MASK]。')).masks[0].candidates[0].token };
+    await packaged.dispose();
   } catch (error) {
     out.error = String(error && error.stack || error);
   }
@@ -104,13 +107,15 @@ describe.skipIf(missing !== null)('browser entry (Worker) in headless Chromium',
       return bytes;
     }
     if (area === 'spa') return { body: '<!doctype html><title>app</title>', type: 'text/html' };
-    if (area === 'ort-js' && file === 'ort.wasm.min.mjs') return readFileSync(join(ortDir, file));
+    // ORT's ESM build finds its glue and wasm beside itself (the package ships no copy).
+    if (area === 'ort-js' && /^ort(\.wasm\.min\.mjs|-wasm-simd-threaded\.(mjs|wasm))$/.test(file)) return readFileSync(join(ortDir, file));
     if ((area === 'model' || area === 'tampered') && ['model.json', 'vocab.txt', 'model.onnx'].includes(file)) {
       const bytes = readFileSync(join(modelDir, file));
       if (area === 'tampered' && file === 'model.onnx') bytes[bytes.length - 1] ^= 1;
       return bytes;
     }
     if (area === 'dist') return readDistFile(distDir, file);
+    if (area === 'model' && /^default\/(model\.json|model\.onnx|vocab\.txt|memory\.bin)$/.test(file)) return readFileSync(join(repoRoot, 'model', file));
     return null;
   }
 
@@ -158,7 +163,8 @@ describe.skipIf(missing !== null)('browser entry (Worker) in headless Chromium',
     const words = (await node.fill('[MASK][MASK]天', { joint: true, beam: 2, topK: 2 })).words!;
     expect(result.words.map((w: any) => w.candidates.map((c: any) => c.text))).toEqual(words.map((w) => w.candidates.map((c) => c.text)));
     expect(result.codes).toEqual({ noMask: 'NO_MASK', empty: 'EMPTY_INPUT', badOption: 'BAD_OPTION', batchIndex: 1,
-      disposed: 'DISPOSED', integrity: 'INTEGRITY', html: 'BAD_MODEL', network: 'NETWORK', noModel: 'BAD_OPTION' });
+      disposed: 'DISPOSED', integrity: 'INTEGRITY', html: 'BAD_MODEL', network: 'NETWORK' });
+    expect(result.defaultModel).toEqual({ name: 'tiankong-default', top: '鸟' });
     const onnx = result.firstLoad.filter((p: any) => p.file === 'model.onnx');
     expect(onnx.at(-1)).toMatchObject({ source: 'network', loaded: readFileSync(join(modelDir, 'model.onnx')).length });
     // Second load reads the model from Cache Storage; the tampered model.onnx left no entry
@@ -196,6 +202,6 @@ describe.skipIf(missing !== null)('browser entry (Worker) in headless Chromium',
     expect(result.badMemory).toBe('INTEGRITY');
     expect(result.skipped).not.toContain('memory.bin'); // memory: false does not even download it
     expect(result.withoutStats).toBeNull();
-    expect(result.cacheKeys.filter((k: string) => k.endsWith('memory.bin'))).toEqual(['/iso/memmodel/memory.bin']);
+    expect(result.cacheKeys.filter((k: string) => k.endsWith('memory.bin') && !k.includes('/model/default/'))).toEqual(['/iso/memmodel/memory.bin']);
   });
 });

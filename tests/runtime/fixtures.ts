@@ -15,7 +15,7 @@ export const distDir = join(repoRoot, 'dist');
 export const cliPath = join(repoRoot, 'bin', 'tiankong.js');
 const PYTHON = '/usr/bin/python3';
 
-const BUILD_FILES = ['index.js', 'browser.js', 'worker.js', 'core/load-core.js', 'core/wasm/tiankong-core.wasm', 'ort/ort-wasm-simd-threaded.wasm'];
+const BUILD_FILES = ['index.js', 'browser.js', 'worker.js', 'core/load-core.js', 'core/wasm/tiankong-core.wasm'];
 
 /** Why the runtime suites cannot run here, or null. */
 export function missingPrerequisite(): string | null {

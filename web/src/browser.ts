@@ -4,10 +4,14 @@
  * and proxies the API to it: the model argument is resolved (URLs made absolute, bytes transferred)
  * and each call becomes a request (browser/client.ts: ids, progress, cancellation).
  *
+ * Every file it needs is named by a literal `new URL('…', import.meta.url)` (the Worker, the core,
+ * the packaged default model) or comes from onnxruntime-web's own literal URL (its wasm), so a
+ * bundler emits them all without configuration.
+ *
  * @example
  * ```ts
  * import { createFillMask } from 'tiankong'; // bundlers resolve the "browser" export to this file
- * const tk = await createFillMask({ model: '/models/default/', onProgress: (p) => bar.update(p.loaded / p.total) });
+ * const tk = await createFillMask({ onProgress: (p) => bar.update(p.loaded / p.total) }); // the packaged default model
  * let controller: AbortController | undefined;
  * input.oninput = async () => {
  *   controller?.abort(); // the previous keystroke's request is superseded
@@ -34,18 +38,43 @@ export type * from './types.js';
 /** Options of the browser entry: CreateFillMaskOptions plus where the Worker and wasm files live. */
 export interface BrowserFillMaskOptions extends CreateFillMaskOptions {
   /**
-   * Override asset locations when your bundler does not emit them next to the package code:
-   * `core` = folder of tiankong-core*.{mjs,wasm} (dist/core/wasm/), `ort` = folder of
-   * ort-wasm-simd-threaded.{mjs,wasm} (dist/ort/).
+   * Override asset locations (a CDN, or a setup without a bundler): `core` = folder of
+   * tiankong-core*.{mjs,wasm} (the package's dist/core/wasm/), `ort` = folder of
+   * ort-wasm-simd-threaded.{mjs,wasm} (onnxruntime-web's dist/). By default bundlers emit both.
    */
   assets?: { core?: string | URL; ort?: string | URL };
 }
 
+/**
+ * Vite's dev server pre-bundles dependencies into node_modules/.vite/deps/, where a relative
+ * `new URL('./x', import.meta.url)` points at nothing (vitejs/vite#8427). There each file is named
+ * by the package's own export instead (`tiankong/worker`, `tiankong/model/default/…`), which
+ * Vite resolves. Both spellings are literals, so bundlers see and emit the files either way.
+ */
+const PREBUNDLED = /\/node_modules\/\.vite\/deps\//.test(import.meta.url);
+
+/**
+ * The model shipped in the package (model/default/), each file by a literal URL so that bundlers
+ * emit it (renamed: hence one URL per file rather than a folder).
+ */
+function packagedModel(): { model: string; files: Record<string, string> } {
+  const files = {
+    'model.json': (PREBUNDLED ? new URL('tiankong/model/default/model.json', import.meta.url)
+      : new URL('../model/default/model.json', import.meta.url)).href,
+    'model.onnx': (PREBUNDLED ? new URL('tiankong/model/default/model.onnx', import.meta.url)
+      : new URL('../model/default/model.onnx', import.meta.url)).href,
+    'vocab.txt': (PREBUNDLED ? new URL('tiankong/model/default/vocab.txt', import.meta.url)
+      : new URL('../model/default/vocab.txt', import.meta.url)).href,
+    'memory.bin': (PREBUNDLED ? new URL('tiankong/model/default/memory.bin', import.meta.url)
+      : new URL('../model/default/memory.bin', import.meta.url)).href,
+  };
+  // The folder only names the model in messages and stats; the files come from `files`.
+  return { model: new URL('.', files['model.onnx']).href, files };
+}
+
 /** Resolves a model argument for the Worker: URLs become absolute; bytes are transferred when that is free. */
-function wireModel(model: CreateFillMaskOptions['model']): { model: WireCreateOptions['model']; transfer: Transferable[] } {
-  if (model === undefined) {
-    throw new TiankongError('BAD_OPTION', 'tiankong: pass the model: createFillMask({ model: URL of the folder with model.json })');
-  }
+function wireModel(model: CreateFillMaskOptions['model']): { model: WireCreateOptions['model']; files?: Record<string, string>; transfer: Transferable[] } {
+  if (model === undefined) return { ...packagedModel(), transfer: [] };
   if (isModelBytes(model)) {
     // A view spanning its whole ArrayBuffer is transferred (the caller's buffer is detached); anything else is copied.
     const transfer = [model.modelBytes, model.vocabBytes, ...(model.memoryBytes ? [model.memoryBytes] : [])]
@@ -77,16 +106,17 @@ export async function createFillMask(options: BrowserFillMaskOptions = {}): Prom
   if (typeof Worker === 'undefined' || typeof WebAssembly === 'undefined') {
     throw new TiankongError('UNSUPPORTED', 'tiankong: this browser lacks Web Workers or WebAssembly, which tiankong needs');
   }
-  const { model, transfer } = wireModel(options.model);
+  const { model, files, transfer } = wireModel(options.model);
   let worker: Worker;
   try {
-    worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'tiankong' });
+    worker = PREBUNDLED ? new Worker(new URL('tiankong/worker', import.meta.url), { type: 'module', name: 'tiankong' })
+      : new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'tiankong' });
   } catch (error) {
     throw new TiankongError('UNSUPPORTED', `tiankong: cannot start the Worker: ${describe(error)}`);
   }
   const client = new WorkerClient(worker);
   const wire: WireCreateOptions = {
-    model, threads: options.threads, backend: options.backend, cache: options.cache, memory: options.memory,
+    model, files, threads: options.threads, backend: options.backend, cache: options.cache, memory: options.memory,
     assets: { core: absolute(options.assets?.core), ort: absolute(options.assets?.ort) },
   };
   try {

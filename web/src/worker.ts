@@ -27,7 +27,9 @@ function post(reply: Reply): void {
 
 /**
  * ONNX Runtime Web for checked options: threads only when the page is cross-origin isolated
- * (SharedArrayBuffer); WebGPU is not bundled. `ortBase` overrides where ORT's wasm files are.
+ * (SharedArrayBuffer); WebGPU is not bundled. ORT finds its own wasm by default (its bundle
+ * names it by a literal `new URL('ort-wasm-simd-threaded.wasm', import.meta.url)`, so bundlers
+ * emit it from onnxruntime-web: the package ships no copy); `ortBase` overrides where it is.
  */
 function createWorkerRuntime({ backend, threads }: CreateSettings, ortBase: string | undefined): InferenceRuntime {
   const cores = navigator.hardwareConcurrency || 1;
@@ -47,11 +49,9 @@ function createWorkerRuntime({ backend, threads }: CreateSettings, ortBase: stri
       '(onnxruntime-web\'s WebGPU build adds a second ~26 MB wasm; this INT8 model targets the wasm CPU kernels): using wasm'
     : backend === 'wasm' ? 'requested' : 'default (WebAssembly, SIMD)';
   ort.env.wasm.numThreads = count;
-  // Literal URLs so bundlers (Vite, webpack 5) see and emit the files; dist/ort/ holds copies.
-  ort.env.wasm.wasmPaths = {
-    mjs: ortBase ? new URL('ort-wasm-simd-threaded.mjs', ortBase) : new URL('./ort/ort-wasm-simd-threaded.mjs', import.meta.url),
-    wasm: ortBase ? new URL('ort-wasm-simd-threaded.wasm', ortBase) : new URL('./ort/ort-wasm-simd-threaded.wasm', import.meta.url),
-  };
+  if (ortBase) {
+    ort.env.wasm.wasmPaths = { mjs: new URL('ort-wasm-simd-threaded.mjs', ortBase), wasm: new URL('ort-wasm-simd-threaded.wasm', ortBase) };
+  }
   return {
     ort: ort as unknown as OrtModule, backend: 'wasm', backendReason, threads: count, threadsReason,
     sessionOptions: { executionProviders: ['wasm'], graphOptimizationLevel: 'all' },
@@ -84,7 +84,7 @@ async function create(id: number, options: WireCreateOptions, signal: AbortSigna
   // The model's download, the core and ONNX Runtime's start-up overlap (each is seconds on a slow link or CPU).
   const warmUp = warmUpOrt();
   const [model, core] = await Promise.allSettled([
-    isModelBytes(options.model) ? loadModelFromBytes(options.model, progress) : loadModelFromUrl(new URL(options.model), progress),
+    isModelBytes(options.model) ? loadModelFromBytes(options.model, progress) : loadModelFromUrl(new URL(options.model), progress, options.files),
     loadEngineCore(options.assets?.core),
   ]);
   if (model.status === 'rejected' || core.status === 'rejected') {
@@ -113,7 +113,13 @@ async function handle(request: Request, signal: AbortSignal): Promise<unknown> {
   throw new TiankongError('BAD_OPTION', `tiankong: unknown request ${JSON.stringify((request as { type: unknown }).type)}`);
 }
 
-scope.onmessage = async (event: MessageEvent<Request>) => {
+/**
+ * A bundler may put ONNX Runtime into this module's chunk; its pthread workers then start this
+ * same chunk (named "em-pthread") and ORT answers their messages: this module must not.
+ */
+const isOrtThread = typeof scope.name === 'string' && scope.name.startsWith('em-pthread');
+
+if (!isOrtThread) scope.onmessage = async (event: MessageEvent<Request>) => {
   const request = event.data;
   if (request.type === 'cancel') {
     running.get(request.target)?.abort('superseded');

@@ -10,11 +10,14 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import path from 'node:path';
 
 /**
- * Export conditions in order of preference. `onnxruntime-web-use-extern-wasm` picks ORT's
- * build that loads its Emscripten glue from `env.wasm.wasmPaths` (the runtime ships those
- * files in dist/ort/) instead of embedding a second copy.
+ * Export conditions in order of preference: what a bundler targeting browsers picks (for
+ * 'onnxruntime-web/wasm': ORT's bundle, glue included, which names its wasm by a literal
+ * `new URL('ort-wasm-simd-threaded.wasm', import.meta.url)`; the file is vendored beside it).
  */
-const CONDITIONS = ['onnxruntime-web-use-extern-wasm', 'browser', 'import', 'default'];
+const CONDITIONS = ['browser', 'import', 'default'];
+
+/** `new URL('file', import.meta.url)` with a relative literal: the files a module fetches beside itself. */
+const SIBLING_URL = /new\s+URL\(\s*(['"])(\.?\/?[\w.-]+)\1\s*,\s*import\.meta\.url\s*\)/g;
 
 // Top-level `import … from 'x'`, `export … from 'x'` and `import 'x'` statements, which tsc
 // writes at the start of a line (so examples in doc comments never match).
@@ -72,6 +75,11 @@ export function vendorBareImports(packageDir, files, resolveFrom) {
         const target = path.join(packageDir, 'vendor', specifier.replaceAll('/', '__') + path.extname(resolved));
         mkdirSync(path.dirname(target), { recursive: true });
         copyFileSync(resolved, target);
+        // The files it fetches beside itself come along (ORT's wasm).
+        for (const [, , sibling] of readFileSync(resolved, 'utf8').matchAll(SIBLING_URL)) {
+          const from = path.join(path.dirname(resolved), sibling);
+          if (existsSync(from)) copyFileSync(from, path.join(path.dirname(target), path.basename(sibling)));
+        }
         vendored[specifier] = path.relative(packageDir, target).split(path.sep).join('/');
       }
       let relative = path.relative(path.dirname(file), path.join(packageDir, vendored[specifier])).split(path.sep).join('/');

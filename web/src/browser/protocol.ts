@@ -13,6 +13,8 @@ export type WireFillOptions = Omit<FillOptions, 'signal'>;
 export interface WireCreateOptions {
   /** An absolute URL (resolved against the page), or the bytes. */
   model: string | ModelBytes;
+  /** Each file's own absolute URL (the packaged default model, whose files a bundler renames). */
+  files?: Record<string, string>;
   threads?: number;
   backend?: Backend;
   cache?: { maxEntries?: number; maxBytes?: number };

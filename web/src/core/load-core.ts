@@ -6,122 +6,53 @@
  *   tiankong-core.{mjs,wasm}                     SIMD, single thread; works everywhere
  * `wasm/` holds a `{"type":"commonjs"}` package.json because Emscripten's pthread worker
  * is CommonJS; the loaders are .mjs so they stay ES modules regardless.
+ *
+ * Every file is named by a literal `import('./wasm/….mjs')` or `new URL('./wasm/…',
+ * import.meta.url)`, so bundlers (Vite, webpack 5, Rollup, esbuild with its asset loaders) find
+ * and emit them without configuration. Only an explicit `baseUrl` loads them from elsewhere.
  */
-import type { CoreModule } from './core-module.js';
+import { type CoreVariant, type EmscriptenFactory, type LoadCoreOptions, type LoadedCore, chooseVariant, detectEnvironment, folderUrl,
+  startCore } from './start-core.js';
 
-export type CoreVariant = 'threads' | 'single';
+export { COOP_COEP_HINT, chooseVariant, detectEnvironment, startCore } from './start-core.js';
+export type { CoreEnvironment, CoreVariant, EmscriptenFactory, LoadCoreOptions, LoadedCore, VariantChoice } from './start-core.js';
 
-export interface LoadCoreOptions {
-  /** 'auto' (default) picks 'threads' when SharedArrayBuffer can be shared, else 'single'. */
-  variant?: CoreVariant | 'auto';
-  /** Folder (URL) holding the wasm builds. Default: `./wasm/` next to this module. */
-  baseUrl?: string | URL;
-  /** Receives the explanation when 'auto' has to fall back to one thread. Default: console.warn. */
-  onWarning?: (message: string) => void;
-}
-
-export interface LoadedCore {
-  module: CoreModule;
-  variant: CoreVariant;
-  /** Why this variant was loaded, in words. */
-  reason: string;
-  /** Ends the pthread workers (Node would otherwise keep running). Do not use `module` afterwards. */
-  dispose(): void;
-}
-
-/** What the variant choice depends on; `detectEnvironment()` reads it from globalThis. */
-export interface CoreEnvironment {
-  isNode: boolean;
-  crossOriginIsolated: boolean;
-  hasSharedArrayBuffer: boolean;
-}
-
-export interface VariantChoice {
-  variant: CoreVariant;
-  reason: string;
-  /** Set when threads would be possible with a different server configuration. */
-  warning?: string;
-}
-
-export const COOP_COEP_HINT =
-  'serve the page with the headers "Cross-Origin-Opener-Policy: same-origin" and ' +
-  '"Cross-Origin-Embedder-Policy: require-corp" to enable threads';
-
-/** Reads the environment the variant choice depends on from globalThis. */
-export function detectEnvironment(): CoreEnvironment {
-  const g = globalThis as { process?: { versions?: { node?: string } }; crossOriginIsolated?: boolean };
-  return {
-    isNode: typeof g.process?.versions?.node === 'string',
-    crossOriginIsolated: g.crossOriginIsolated === true,
-    hasSharedArrayBuffer: typeof SharedArrayBuffer === 'function',
-  };
-}
-
-/** Picks the build for an environment. Pure, so the policy is testable. */
-export function chooseVariant(env: CoreEnvironment, requested: CoreVariant | 'auto' = 'auto'): VariantChoice {
-  const threadsUsable = env.hasSharedArrayBuffer && (env.isNode || env.crossOriginIsolated);
-  if (requested === 'single') return { variant: 'single', reason: 'single-threaded build requested' };
-  if (requested === 'threads') {
-    if (!threadsUsable) {
-      throw new Error(`tiankong: the threaded core needs SharedArrayBuffer, which this page cannot use; ${COOP_COEP_HINT}`);
-    }
-    return { variant: 'threads', reason: 'threaded build requested' };
-  }
-  if (threadsUsable) {
-    return {
-      variant: 'threads',
-      reason: env.isNode ? 'Node.js: worker threads and SharedArrayBuffer available' : 'page is cross-origin isolated',
-    };
-  }
-  const why = env.isNode || env.crossOriginIsolated ? 'SharedArrayBuffer is unavailable' : 'the page is not cross-origin isolated';
-  return {
-    variant: 'single',
-    reason: `${why}: using the single-threaded build`,
-    warning: `tiankong: ${why}, so the single-threaded core is loaded; ${COOP_COEP_HINT}.`,
-  };
-}
+/** Not a literal at the call site: bundlers would try to emit the folder itself. */
+const WASM_FOLDER = './wasm/';
 
 const BUILD_FILES: Record<CoreVariant, string> = {
   threads: 'tiankong-core-threads.mjs',
   single: 'tiankong-core.mjs',
 };
 
-type EmscriptenFactory = (moduleArg: { locateFile(path: string, scriptDirectory: string): string }) => Promise<CoreModule>;
+/** Each build's loader and files, as literal patterns bundlers see. */
+const BUILDS: Record<CoreVariant, { load(): Promise<{ default: EmscriptenFactory }>; files(): Record<string, URL> }> = {
+  single: {
+    load: () => import('./wasm/tiankong-core.mjs'),
+    files: () => ({ 'tiankong-core.wasm': new URL('./wasm/tiankong-core.wasm', import.meta.url) }),
+  },
+  threads: {
+    load: () => import('./wasm/tiankong-core-threads.mjs'),
+    files: () => ({
+      'tiankong-core-threads.wasm': new URL('./wasm/tiankong-core-threads.wasm', import.meta.url),
+      'tiankong-core-threads.worker.js': new URL('./wasm/tiankong-core-threads.worker.js', import.meta.url),
+    }),
+  },
+};
 
 /** Loads one build of the core. */
 export async function loadCore(options: LoadCoreOptions = {}): Promise<LoadedCore> {
-  const env = detectEnvironment();
-  const choice = chooseVariant(env, options.variant ?? 'auto');
+  const choice = chooseVariant(detectEnvironment(), options.variant ?? 'auto');
   if (choice.warning) (options.onWarning ?? console.warn)(choice.warning);
-
-  const base = new URL(options.baseUrl ?? './wasm/', import.meta.url);
-  const folder = base.href.endsWith('/') ? base : new URL(`${base.href}/`);
-  // Emscripten reads files with fs in Node (wants a path) and with fetch elsewhere (a URL).
-  const locate = (file: string): string => {
-    const url = new URL(file, folder);
-    return env.isNode && url.protocol === 'file:' ? decodeURIComponent(url.pathname) : url.href;
-  };
-
-  const loaderUrl = new URL(BUILD_FILES[choice.variant], folder).href;
+  const build = BUILDS[choice.variant];
+  const folder = options.baseUrl === undefined ? null : folderUrl(options.baseUrl, import.meta.url);
+  const loaderUrl = folder ? new URL(BUILD_FILES[choice.variant], folder).href : `./wasm/${BUILD_FILES[choice.variant]}`;
   let factory: EmscriptenFactory;
   try {
-    factory = ((await import(/* @vite-ignore */ loaderUrl)) as { default: EmscriptenFactory }).default;
+    // An explicit baseUrl is a runtime URL (the bundler cannot know it); the default is a literal import.
+    factory = (folder ? (await import(/* @vite-ignore */ loaderUrl)) as { default: EmscriptenFactory } : await build.load()).default;
   } catch (error) {
     throw new Error(`tiankong: cannot load the ${choice.variant} core from ${loaderUrl} (run scripts/build-wasm?): ${String(error)}`);
   }
-  let module: CoreModule;
-  try {
-    module = await factory({ locateFile: (path) => locate(path) });
-  } catch (error) {
-    throw new Error(`tiankong: the ${choice.variant} core failed to start (${locate('')}): ${String(error)}`);
-  }
-
-  return {
-    module,
-    variant: choice.variant,
-    reason: choice.reason,
-    dispose() {
-      (module as { PThread?: { terminateAllThreads(): void } }).PThread?.terminateAllThreads();
-    },
-  };
+  return startCore(factory, choice, folder ? {} : build.files(), folder ?? new URL(WASM_FOLDER, import.meta.url));
 }

@@ -24,10 +24,11 @@ export function modelCacheKey(url: URL, sha256: string): string {
 }
 
 /**
- * The store for the model directory at `folder`, or null where Cache Storage is missing or refused
- * (Node, an opaque origin, storage disabled): files are then downloaded every time.
+ * The store for the model directory at `folder` (or for files at `urlOf(name)`), or null where
+ * Cache Storage is missing or refused (Node, an opaque origin, storage disabled): files are then
+ * downloaded every time.
  */
-export async function openModelCache(folder: URL): Promise<FileStore | null> {
+export async function openModelCache(folder: URL, urlOf: (name: string) => URL = (name) => new URL(name, folder)): Promise<FileStore | null> {
   if (typeof caches === 'undefined') return null;
   let cache: Cache;
   try {
@@ -35,18 +36,18 @@ export async function openModelCache(folder: URL): Promise<FileStore | null> {
   } catch {
     return null;
   }
-  const urlOf = (file: ListedFile) => new URL(file.name, folder);
+  const fileUrl = (file: ListedFile) => urlOf(file.name);
   return {
     async get(file) {
-      const hit = await cache.match(modelCacheKey(urlOf(file), file.sha256)).catch(() => undefined);
+      const hit = await cache.match(modelCacheKey(fileUrl(file), file.sha256)).catch(() => undefined);
       return hit ? new Uint8Array(await hit.arrayBuffer()) : null;
     },
     async drop(file) {
-      await cache.delete(modelCacheKey(urlOf(file), file.sha256)).catch(() => false);
+      await cache.delete(modelCacheKey(fileUrl(file), file.sha256)).catch(() => false);
     },
     async put(file, bytes) {
       // Stores the version and drops the other versions of the same URL.
-      const url = urlOf(file);
+      const url = fileUrl(file);
       const key = modelCacheKey(url, file.sha256);
       try {
         await cache.put(key, new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { 'Content-Type': 'application/octet-stream' } }));

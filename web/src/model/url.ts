@@ -10,16 +10,24 @@ import { MANIFEST_FILE, parseManifest } from './manifest.js';
 
 /**
  * Downloads the model directory at `base` (model.json, then the files it lists). With Cache
- * Storage (browsers, workers) a second load reads verified copies from the cache.
+ * Storage (browsers, workers) a second load reads verified copies from the cache. `located`
+ * gives each file's own URL instead (a bundler renames what it emits: the packaged default
+ * model); a listed file missing from it is BAD_MODEL.
  */
-export async function loadModelFromUrl(base: URL, options: LoadModelOptions = {}): Promise<LoadedModel> {
+export async function loadModelFromUrl(base: URL, options: LoadModelOptions = {}, located?: Record<string, string>): Promise<LoadedModel> {
   const folder = base.href.endsWith('/') ? base : new URL(`${base.href}/`);
-  const store = await openModelCache(folder);
+  const urlOf = (name: string): URL => {
+    if (!located) return new URL(name, folder);
+    const url = Object.hasOwn(located, name) ? located[name] : undefined;
+    if (url === undefined) throw new TiankongError('BAD_MODEL', `tiankong: model.json lists ${name}, which this model does not ship`);
+    return new URL(url);
+  };
+  const store = await openModelCache(folder, located ? urlOf : undefined);
   return loadModel({
     source: folder.href,
     kind: 'network',
     async manifest(onBytes, signal) {
-      const url = new URL(MANIFEST_FILE, folder);
+      const url = urlOf(MANIFEST_FILE);
       // no-cache = revalidate: a re-exported model is noticed, an unchanged one costs a 304.
       const text = await (await get(url, signal, 'no-cache')).text();
       const manifest = parseManifest(text, url.href);
@@ -28,10 +36,10 @@ export async function loadModelFromUrl(base: URL, options: LoadModelOptions = {}
       return manifest;
     },
     async read(file, onBytes, signal) {
-      const url = new URL(file.name, folder);
+      const url = urlOf(file.name);
       return readBody(await get(url, signal), url, file.bytes, (loaded) => onBytes(loaded, file.bytes), signal);
     },
-    where: (file) => new URL(file.name, folder).href,
+    where: (file) => (located && !Object.hasOwn(located, file.name) ? file.name : urlOf(file.name).href),
   }, options, store);
 }
 
