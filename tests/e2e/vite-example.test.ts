@@ -74,6 +74,7 @@ describe.skipIf(missing !== null)('npm package in the Vite example', () => {
       if (m.type() === 'error' && !/favicon/.test(m.location().url)) errors.push(m.text());
     });
     page.on('pageerror', (e) => errors.push(String(e)));
+    await page.addInitScript(() => document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP ${e.violatedDirective} ${e.blockedURI}`)));
     page.on('response', (r) => {
       if (r.status() >= 400 && !r.url().endsWith('/favicon.ico')) errors.push(`${r.status()} ${r.url()}`);
     });
@@ -154,7 +155,9 @@ describe.skipIf(missing !== null)('npm package in the Vite example', () => {
     const built = await run(process.execPath, [path.join(example, 'node_modules/vite/bin/vite.js'), 'build'], example);
     expect(built.status, built.stderr).toBe(0);
     expect(built.stdout + built.stderr).not.toMatch(/doesn't exist at build time|externalized for browser compatibility/);
-    for (const [headers, threads] of [[ISOLATION, 2], [{}, 1]] as const) {
+    // The README's Content-Security-Policy for pages that use tiankong: nothing more is needed.
+    const csp = { ...ISOLATION, 'Content-Security-Policy': "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; connect-src 'self'" };
+    for (const [headers, threads] of [[ISOLATION, 2], [{}, 1], [csp, 2]] as const) {
       const server = await startStaticServer({ mounts: { '/': path.join(example, 'dist') }, headers });
       try {
         const result = await fillIn(`${server.origin}/`);

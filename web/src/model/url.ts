@@ -43,8 +43,28 @@ export async function loadModelFromUrl(base: URL, options: LoadModelOptions = {}
   }, options, store);
 }
 
+/**
+ * A data: URL's bytes without fetch: bundlers inline small files (Vite: the packaged model.json)
+ * as data: URLs, which a Content-Security-Policy's connect-src rarely allows.
+ */
+function dataUrlResponse(url: URL): Response {
+  const comma = url.href.indexOf(',');
+  const meta = url.href.slice('data:'.length, comma < 0 ? undefined : comma);
+  const body = comma < 0 ? '' : url.href.slice(comma + 1);
+  let bytes: Uint8Array<ArrayBuffer>;
+  try {
+    bytes = /;base64$/i.test(meta)
+      ? Uint8Array.from(atob(decodeURIComponent(body)), (c) => c.charCodeAt(0))
+      : new TextEncoder().encode(decodeURIComponent(body));
+  } catch (error) {
+    throw new TiankongError('BAD_MODEL', `tiankong: a malformed data: URL (${url.href.slice(0, 40)}…): ${describe(error)}`);
+  }
+  return new Response(bytes, { headers: { 'Content-Type': meta.split(';')[0] || 'text/plain' } });
+}
+
 async function get(url: URL, signal: AbortSignal | undefined, cacheMode?: RequestCache): Promise<Response> {
   throwIfAborted(signal);
+  if (url.protocol === 'data:') return dataUrlResponse(url);
   let response: Response;
   try {
     response = await fetch(url, { signal, ...(cacheMode ? { cache: cacheMode } : {}) });
