@@ -64,7 +64,7 @@ function throughput(fn, bytes, rounds = 3) {
 
 function randomLogits(rows) {
   let seed = 42;
-  const next = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const next = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 2 ** 32;
   return Float32Array.from({ length: rows * VOCAB }, () => 6 * (next() + next() + next() - 1.5));
 }
 
@@ -75,14 +75,24 @@ async function benchWasm(variant, lines, bytes) {
   const loadMs = performance.now() - started;
   const m = core.module;
   const tokenizer = new m.Tokenizer(new Uint8Array(readFileSync(vocabPath)), {
-    cleanText: true, handleChineseChars: true, stripAccents: false, lowercase: false,
-    maxInputCharsPerWord: 100, maxLength: 1 << 30,
+    cleanText: true,
+    handleChineseChars: true,
+    stripAccents: false,
+    lowercase: false,
+    maxInputCharsPerWord: 100,
+    maxLength: 1 << 30,
   });
   const tokenizerRate = throughput(() => {
     for (const line of lines) tokenizer.encode(line);
   }, bytes);
-  const decoder = new m.Decoder(tokenizer, { topK: 5, threshold: 0, excludeSpecial: true, excludeSubwords: true,
-    allowIds: new Int32Array(0), denyIds: new Int32Array(0) });
+  const decoder = new m.Decoder(tokenizer, {
+    topK: 5,
+    threshold: 0,
+    excludeSpecial: true,
+    excludeSubwords: true,
+    allowIds: new Int32Array(0),
+    denyIds: new Int32Array(0),
+  });
   const decodeUs = {};
   for (const rows of [1, 3, 10]) {
     const logits = randomLogits(rows);
@@ -161,7 +171,9 @@ const args = parseArgs(process.argv.slice(2));
 if (!existsSync(vocabPath)) throw new Error(`core-bench: shared data not found at ${dataDir()}`);
 const lines = sampleLines(corpusDir, args.stride);
 const bytes = lines.reduce((n, l) => n + Buffer.byteLength(l), 0);
-console.log(`core-bench: ${lines.length} corpus lines, ${(bytes / 1e6).toFixed(2)} MB UTF-8; load average ${loadavg()[0].toFixed(1)} on ${cpus().length} CPUs`);
+console.log(
+  `core-bench: ${lines.length} corpus lines, ${(bytes / 1e6).toFixed(2)} MB UTF-8; load average ${loadavg()[0].toFixed(1)} on ${cpus().length} CPUs`,
+);
 
 const results = {
   date: new Date().toISOString(),
@@ -180,7 +192,9 @@ for (const [v, r] of Object.entries(results.wasm)) {
   console.log(`  wasm ${v.padEnd(8)} in Node   ${f(r.tokenizer.mb_per_s)} (${f(r.tokenizer.mb_per_wall_s)})`);
 }
 console.log(`  npm tokenizers encodeBatch (Rust threads)  (${f(results.hf_tokenizers.encode_batch_mb_per_wall_s)})`);
-console.log(`  npm tokenizers encode, one text per call   (${f(results.hf_tokenizers.encode_one_by_one_mb_per_wall_s)})`);
+console.log(
+  `  npm tokenizers encode, one text per call   (${f(results.hf_tokenizers.encode_one_by_one_mb_per_wall_s)})`,
+);
 console.log('\ndecode (top-5, vocab 21128), us per call, CPU (wall)');
 for (const rows of [1, 3, 10]) {
   const native = results.native.decoder?.decode?.[`rows_${rows}`];
@@ -188,7 +202,9 @@ for (const rows of [1, 3, 10]) {
     const t = r.decode_us[`rows_${rows}`];
     return `wasm ${v} ${f(t.cpu_us)} (${f(t.wall_us)})`;
   });
-  console.log(`  ${String(rows).padStart(2)} rows: ${native ? `native ${f(native.cpu_us)} (${f(native.wall_us)}), ` : ''}${cells.join(', ')}`);
+  console.log(
+    `  ${String(rows).padStart(2)} rows: ${native ? `native ${f(native.cpu_us)} (${f(native.wall_us)}), ` : ''}${cells.join(', ')}`,
+  );
 }
 console.log('\ncache hit, us per get (CPU)');
 if (results.native.decoder) console.log(`  native (MakeKey + Get) ${f(results.native.decoder.cache_hit_cpu_us, 3)}`);

@@ -10,8 +10,11 @@ import { createSession, runLogits } from '../model/tooling/ort-session.mjs';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { runs: { type: 'string', default: '8' }, threads: { type: 'string', default: '2' },
-    out: { type: 'string', default: join(root, 'bench', 'results', 'explain.json') } },
+  options: {
+    runs: { type: 'string', default: '8' },
+    threads: { type: 'string', default: '2' },
+    out: { type: 'string', default: join(root, 'bench', 'results', 'explain.json') },
+  },
 });
 const runs = Number(values.runs);
 const threads = Number(values.threads);
@@ -19,16 +22,23 @@ const threads = Number(values.threads);
 function defaultModels() {
   if (existsSync(join(root, 'model', 'default', 'model.onnx'))) return [join(root, 'model', 'default')];
   const cache = join(root, '.cache', 'test-model');
-  const tiny = existsSync(cache) ? readdirSync(cache).map((d) => join(cache, d, 'mask-only')).filter((d) => existsSync(join(d, 'model.onnx'))) : [];
+  const tiny = existsSync(cache)
+    ? readdirSync(cache)
+        .map((d) => join(cache, d, 'mask-only'))
+        .filter((d) => existsSync(join(d, 'model.onnx')))
+    : [];
   if (tiny.length === 0) {
-    console.error('no model: pass MODEL_DIR, ship model/default, or run the runtime tests once (they generate the tiny model)');
+    console.error(
+      'no model: pass MODEL_DIR, ship model/default, or run the runtime tests once (they generate the tiny model)',
+    );
     process.exit(2);
   }
   return [tiny[0]];
 }
 const models = positionals.length > 0 ? positionals : defaultModels();
 
-const PARAGRAPH = '春天来了，公园里的花都开了，孩子们在草地上放风筝，老人们坐在长椅上聊天。' +
+const PARAGRAPH =
+  '春天来了，公园里的花都开了，孩子们在草地上放风筝，老人们坐在长椅上聊天。' +
   '我们明天早上八点在学校门口集合，然后一起坐车去博物馆参观古代的文物和书画。' +
   '这本书讲的是一个年轻人离开家乡去大城市工作，经历了很多困难以后终于找到了自己的方向。' +
   '天气预报说今天下午有大雨，出门的时候记得带上雨伞，路上开车也要注意安全。';
@@ -76,7 +86,15 @@ for (const model of models) {
           times.push(measured.ms);
           modelRuns = measured.modelRuns;
         }
-        const row = { model: stats.model.name, backend: stats.backend, threads: stats.threads, chars: length, call, modelRuns, ...summary(times) };
+        const row = {
+          model: stats.model.name,
+          backend: stats.backend,
+          threads: stats.threads,
+          chars: length,
+          call,
+          modelRuns,
+          ...summary(times),
+        };
         latency.push(row);
         console.log(Object.values(row).join('\t'));
       }
@@ -106,19 +124,32 @@ for (const model of models) {
   for (const kind of ['node', 'web']) {
     const session = await createSession(join(model, 'model.onnx'), kind, threads);
     for (const length of [16, 32]) {
-      let isolatedMs = 0, batchedMs = 0, maxDelta = 0, sameTop = 0, variantsPerText = 0;
+      let isolatedMs = 0,
+        batchedMs = 0,
+        maxDelta = 0,
+        sameTop = 0,
+        variantsPerText = 0;
       const magnitudes = [];
       for (let v = 0; v < runs; v++) {
         const ids = (await tokenizer.encode(sentence(length, v, 1))).getIds();
         const target = ids.indexOf(maskId);
-        const variants = [ids, ...ids.flatMap((id, i) => (i === 0 || i === ids.length - 1 || id === maskId ? []
-          : [ids.map((x, j) => (j === i ? maskId : x))]))];
+        const variants = [
+          ids,
+          ...ids.flatMap((id, i) =>
+            i === 0 || i === ids.length - 1 || id === maskId ? [] : [ids.map((x, j) => (j === i ? maskId : x))],
+          ),
+        ];
         variantsPerText = variants.length - 1;
-        const feeds = (rows) => ({ input_ids: rows, attention_mask: rows.map((r) => r.map(() => 1)),
-          token_type_ids: rows.map((r) => r.map(() => 0)), mask_positions: rows.map(() => [target]) });
+        const feeds = (rows) => ({
+          input_ids: rows,
+          attention_mask: rows.map((r) => r.map(() => 1)),
+          token_type_ids: rows.map((r) => r.map(() => 0)),
+          mask_positions: rows.map(() => [target]),
+        });
         let started = performance.now();
         const isolated = [];
-        for (const row of variants) isolated.push(logSoftmax((await runLogits(session, feeds([row]))).data.subarray(0, vocab.length)));
+        for (const row of variants)
+          isolated.push(logSoftmax((await runLogits(session, feeds([row]))).data.subarray(0, vocab.length)));
         isolatedMs += performance.now() - started;
         started = performance.now();
         const { data } = await runLogits(session, feeds(variants));
@@ -128,13 +159,30 @@ for (const model of models) {
         const scoresOf = (rows) => rows.slice(1).map((row) => rows[0][candidate] - row[candidate]);
         const a = scoresOf(isolated);
         const b = scoresOf(batched);
-        a.forEach((s, i) => { maxDelta = Math.max(maxDelta, Math.abs(s - b[i])); magnitudes.push(Math.abs(s)); });
-        const top3 = (s) => s.map((x, i) => [x, i]).sort((x, y) => y[0] - x[0]).slice(0, 3).map(([, i]) => i).join();
+        a.forEach((s, i) => {
+          maxDelta = Math.max(maxDelta, Math.abs(s - b[i]));
+          magnitudes.push(Math.abs(s));
+        });
+        const top3 = (s) =>
+          s
+            .map((x, i) => [x, i])
+            .sort((x, y) => y[0] - x[0])
+            .slice(0, 3)
+            .map(([, i]) => i)
+            .join();
         if (top3(a) === top3(b)) sameTop++;
       }
-      const row = { model: manifest.name, runtime: kind === 'node' ? 'onnxruntime-node' : 'onnxruntime-web', chars: length,
-        variants: variantsPerText, isolatedMs: +(isolatedMs / runs).toFixed(1), batchedMs: +(batchedMs / runs).toFixed(1),
-        maxScoreDelta: +maxDelta.toPrecision(3), medianAbsScore: +quantile(magnitudes, 0.5).toPrecision(3), top3Same: `${sameTop}/${runs}` };
+      const row = {
+        model: manifest.name,
+        runtime: kind === 'node' ? 'onnxruntime-node' : 'onnxruntime-web',
+        chars: length,
+        variants: variantsPerText,
+        isolatedMs: +(isolatedMs / runs).toFixed(1),
+        batchedMs: +(batchedMs / runs).toFixed(1),
+        maxScoreDelta: +maxDelta.toPrecision(3),
+        medianAbsScore: +quantile(magnitudes, 0.5).toPrecision(3),
+        top3Same: `${sameTop}/${runs}`,
+      };
       batching.push(row);
       console.log(Object.values(row).join('\t'));
     }
@@ -142,6 +190,10 @@ for (const model of models) {
 }
 
 mkdirSync(dirname(values.out), { recursive: true });
-writeFileSync(values.out, JSON.stringify({ date: new Date().toISOString(), node: process.version, runs, threads, latency, batching }, null, 2) + '\n');
+writeFileSync(
+  values.out,
+  JSON.stringify({ date: new Date().toISOString(), node: process.version, runs, threads, latency, batching }, null, 2) +
+    '\n',
+);
 console.log(`wrote ${values.out}`);
 process.exit(0);

@@ -37,12 +37,21 @@ const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length -
 // Inputs: held-out lines (val split) if present, else the examples of the app.
 const ev = await openEvaluator(modelDir);
 const suites = buildSuites(join(REPO_ROOT, '.cache/corpus'), 'val', Number(args.cases));
-let texts = Object.entries(suites).filter(([name]) => name.startsWith('held-out')).flatMap(([, s]) => s.cases.map((c) => c.text));
-if (!texts.length) texts = ['床前明月光，疑是地[MASK]霜。', '掩耳盗[MASK]', '中国的首都是北[MASK]。', '今天天气真[MASK]啊'];
-texts = texts.filter((_, i) => i % Math.max(1, Math.floor(texts.length / Number(args.cases))) === 0).slice(0, Number(args.cases));
+let texts = Object.entries(suites)
+  .filter(([name]) => name.startsWith('held-out'))
+  .flatMap(([, s]) => s.cases.map((c) => c.text));
+if (!texts.length)
+  texts = ['床前明月光，疑是地[MASK]霜。', '掩耳盗[MASK]', '中国的首都是北[MASK]。', '今天天气真[MASK]啊'];
+texts = texts
+  .filter((_, i) => i % Math.max(1, Math.floor(texts.length / Number(args.cases))) === 0)
+  .slice(0, Number(args.cases));
 const encodings = texts.map((t) => ev.encode(t)).filter(Boolean);
 const rows = await ev.logits(encodings);
-const cases = encodings.map((e, i) => ({ ids: Array.from(e.ids), maskPositions: Array.from(e.maskPositions), logits: Array.from(rows[i]) }));
+const cases = encodings.map((e, i) => ({
+  ids: Array.from(e.ids),
+  maskPositions: Array.from(e.maskPositions),
+  logits: Array.from(rows[i]),
+}));
 ev.dispose();
 
 /** The measurement itself, run in Node and (as source text) in the page: same code both places. */
@@ -51,8 +60,14 @@ async function measure(loadCore, vocabBytes, memoryBytes, manifest, cases, coreF
   const core = await loadCore({ variant: 'single' });
   const module = core.module;
   const t = manifest.tokenizer;
-  const tokenizer = new module.Tokenizer(vocabBytes, { cleanText: t.clean_text, handleChineseChars: t.handle_chinese_chars,
-    stripAccents: t.strip_accents, lowercase: t.lowercase, maxInputCharsPerWord: 100, maxLength: manifest.max_length });
+  const tokenizer = new module.Tokenizer(vocabBytes, {
+    cleanText: t.clean_text,
+    handleChineseChars: t.handle_chinese_chars,
+    stripAccents: t.strip_accents,
+    lowercase: t.lowercase,
+    maxInputCharsPerWord: 100,
+    maxLength: manifest.max_length,
+  });
   const heapBefore = heapBytes(module);
   const loads = [];
   let memory = null;
@@ -67,8 +82,13 @@ async function measure(loadCore, vocabBytes, memoryBytes, manifest, cases, coreF
   const plain = new module.Decoder(tokenizer, base);
   const fused = new module.Decoder(tokenizer, { ...base, memory, fusion: coreFusionOptions });
   const vocab = tokenizer.vocabSize();
-  const inputs = cases.map((c) => ({ ids: Int32Array.from(c.ids), masks: Int32Array.from(c.maskPositions), logits: Float32Array.from(c.logits) }));
-  const withMemory = [], without = [];
+  const inputs = cases.map((c) => ({
+    ids: Int32Array.from(c.ids),
+    masks: Int32Array.from(c.maskPositions),
+    logits: Float32Array.from(c.logits),
+  }));
+  const withMemory = [],
+    without = [];
   for (let round = 0; round < 3; round++) {
     for (const input of inputs) {
       let start = now();
@@ -77,7 +97,10 @@ async function measure(loadCore, vocabBytes, memoryBytes, manifest, cases, coreF
       start = now();
       plain.decode(input.logits, 1, vocab, undefined, undefined);
       const b = now() - start;
-      if (round > 0) { withMemory.push(a); without.push(b); } // round 0 warms the JIT
+      if (round > 0) {
+        withMemory.push(a);
+        without.push(b);
+      } // round 0 warms the JIT
     }
   }
   fused.delete();
@@ -92,14 +115,18 @@ const coreFusionOptions = coreFusion(manifest.memory.fusion);
 const vocabBytes = new Uint8Array(readFileSync(join(modelDir, manifest.tokenizer.vocab)));
 const memoryBytes = new Uint8Array(readFileSync(join(modelDir, manifest.memory.file)));
 const { loadCore } = await import(join(REPO_ROOT, 'dist/core/load-core.js'));
-const nodeResult = await measure(loadCore, vocabBytes, memoryBytes, manifest, cases, coreFusionOptions, (m) => m.heapBytes());
+const nodeResult = await measure(loadCore, vocabBytes, memoryBytes, manifest, cases, coreFusionOptions, (m) =>
+  m.heapBytes(),
+);
 
 // Chromium: the same function in a page, the files fetched from a local server.
 const work = mkdtempSync(join(tmpdir(), 'tiankong-memory-bench-'));
-let browserResult = null;
+let browserResult;
 try {
   writeFileSync(join(work, 'cases.json'), JSON.stringify({ cases, manifest, fusion: manifest.memory.fusion }));
-  writeFileSync(join(work, 'index.html'), `<!doctype html><meta charset="utf-8"><script type="module">
+  writeFileSync(
+    join(work, 'index.html'),
+    `<!doctype html><meta charset="utf-8"><script type="module">
     const measure = ${measure.toString()};
     window.run = async () => {
       const { loadCore } = await import('/dist/core/load-core.js');
@@ -117,8 +144,13 @@ try {
         userAgent: navigator.userAgent };
     };
     window.ready = true;
-  </script>`);
-  const server = await startBenchServer({ '/dist/': join(REPO_ROOT, 'dist'), '/bench-data/': work, '/model/': modelDir });
+  </script>`,
+  );
+  const server = await startBenchServer({
+    '/dist/': join(REPO_ROOT, 'dist'),
+    '/bench-data/': work,
+    '/model/': modelDir,
+  });
   const browser = await launchBrowser();
   try {
     const page = await browser.context.newPage();
@@ -137,32 +169,47 @@ const summary = (r) => ({
   load_ms: { median: median(r.loads), first: r.loads[0] },
   decode_with_memory_ms: { median: median(r.withMemory), p95: percentile(r.withMemory, 0.95) },
   decode_without_ms: { median: median(r.without), p95: percentile(r.without, 0.95) },
-  memory_cost_per_mask_ms: { median: median(r.withMemory) - median(r.without), p95: percentile(r.withMemory, 0.95) - percentile(r.without, 0.95) },
+  memory_cost_per_mask_ms: {
+    median: median(r.withMemory) - median(r.without),
+    p95: percentile(r.withMemory, 0.95) - percentile(r.without, 0.95),
+  },
   wasm_heap_growth_bytes: r.heapGrowthBytes,
   wasm_heap_bytes_with_memory: r.heapBytes,
 });
 const result = {
-  what: 'corpus memory: file sizes, load time, scoring + fusion time per mask (decoder with the memory minus without), ' +
+  what:
+    'corpus memory: file sizes, load time, scoring + fusion time per mask (decoder with the memory minus without), ' +
     'wasm heap growth; dist/core single-threaded build; same inputs in Node and headless Chromium',
   model: relative(REPO_ROOT, modelDir),
   machine: { cpu: cpus()[0]?.model, cores: cpus().length, loadavg: loadavg().map((x) => Number(x.toFixed(2))) },
-  sizes: { memory_bytes: sizeOf(manifest.memory.file), model_bytes: sizeOf('model.onnx'),
-    model_plus_memory_bytes: sizeOf(manifest.memory.file) + sizeOf('model.onnx') + sizeOf(manifest.tokenizer.vocab) },
+  sizes: {
+    memory_bytes: sizeOf(manifest.memory.file),
+    model_bytes: sizeOf('model.onnx'),
+    model_plus_memory_bytes: sizeOf(manifest.memory.file) + sizeOf('model.onnx') + sizeOf(manifest.tokenizer.vocab),
+  },
   cases: cases.length,
   node: summary(nodeResult),
-  chromium: browserResult && { ...summary(browserResult), fetch_ms: browserResult.fetchMs,
-    js_heap_growth_bytes: browserResult.jsHeapDeltaBytes, user_agent: browserResult.userAgent },
+  chromium: browserResult && {
+    ...summary(browserResult),
+    fetch_ms: browserResult.fetchMs,
+    js_heap_growth_bytes: browserResult.jsHeapDeltaBytes,
+    user_agent: browserResult.userAgent,
+  },
 };
 const mb = (b) => `${(b / 1e6).toFixed(2)} MB`;
 const ms = (x) => `${x.toFixed(3)} ms`;
-console.log(`memory.bin ${mb(result.sizes.memory_bytes)}; model + vocab + memory ${mb(result.sizes.model_plus_memory_bytes)}`);
+console.log(
+  `memory.bin ${mb(result.sizes.memory_bytes)}; model + vocab + memory ${mb(result.sizes.model_plus_memory_bytes)}`,
+);
 for (const where of ['node', 'chromium']) {
   const r = result[where];
   if (!r) continue;
-  console.log(`${where}: load ${ms(r.load_ms.median)} (first ${ms(r.load_ms.first)})${r.fetch_ms !== undefined ? `, fetch ${ms(r.fetch_ms)}` : ''}; ` +
-    `decode per mask ${ms(r.decode_with_memory_ms.median)} with memory vs ${ms(r.decode_without_ms.median)} without ` +
-    `(memory costs ${ms(r.memory_cost_per_mask_ms.median)}, p95 ${ms(r.memory_cost_per_mask_ms.p95)}); ` +
-    `wasm heap +${mb(r.wasm_heap_growth_bytes)} (${mb(r.wasm_heap_bytes_with_memory)} with the memory loaded)`);
+  console.log(
+    `${where}: load ${ms(r.load_ms.median)} (first ${ms(r.load_ms.first)})${r.fetch_ms !== undefined ? `, fetch ${ms(r.fetch_ms)}` : ''}; ` +
+      `decode per mask ${ms(r.decode_with_memory_ms.median)} with memory vs ${ms(r.decode_without_ms.median)} without ` +
+      `(memory costs ${ms(r.memory_cost_per_mask_ms.median)}, p95 ${ms(r.memory_cost_per_mask_ms.p95)}); ` +
+      `wasm heap +${mb(r.wasm_heap_growth_bytes)} (${mb(r.wasm_heap_bytes_with_memory)} with the memory loaded)`,
+  );
 }
 mkdirSync(dirname(args.out), { recursive: true });
 writeFileSync(args.out, `${JSON.stringify(result, null, 2)}\n`);

@@ -21,7 +21,10 @@ function parseArgs(argv) {
       args[key] = argv[++i];
     } else args.models.push(resolve(flag));
   }
-  if (!args.models.length) throw new Error('usage: bench-model [--configs node:2,web:1,web:2] [--seqs 16,32,64,128] [--runs N] [--out FILE] MODEL_DIR...');
+  if (!args.models.length)
+    throw new Error(
+      'usage: bench-model [--configs node:2,web:1,web:2] [--seqs 16,32,64,128] [--runs N] [--out FILE] MODEL_DIR...',
+    );
   return args;
 }
 
@@ -39,7 +42,10 @@ function feedsFor(manifest, seq, masks) {
   const positions = Array.from({ length: masks }, (_, k) => 1 + Math.floor(((k + 1) * (seq - 2)) / (masks + 1)));
   for (const p of positions) ids[p] = mask;
   return {
-    input_ids: [ids], attention_mask: [ids.map(() => 1)], token_type_ids: [ids.map(() => 0)], mask_positions: [positions],
+    input_ids: [ids],
+    attention_mask: [ids.map(() => 1)],
+    token_type_ids: [ids.map(() => 0)],
+    mask_positions: [positions],
   };
 }
 
@@ -74,14 +80,20 @@ async function worker(args) {
   }
   const rss = process.memoryUsage().rss;
   const rows = models.map((m) => ({
-    model: m.dir, name: m.manifest.name, bytes: m.manifest.files['model.onnx'].bytes,
+    model: m.dir,
+    name: m.manifest.name,
+    bytes: m.manifest.files['model.onnx'].bytes,
     quantization: m.manifest.quantization.op_pattern ?? m.manifest.quantization.scheme,
-    logits: m.manifest.logits, runtime: kind === 'web' ? 'onnxruntime-web (wasm)' : 'onnxruntime-node', threads,
+    logits: m.manifest.logits,
+    runtime: kind === 'web' ? 'onnxruntime-web (wasm)' : 'onnxruntime-node',
+    threads,
     load_ms: Math.round(m.loadMs),
-    latency_ms: Object.fromEntries(Object.entries(m.times).map(([seq, t]) => {
-      const sorted = [...t].sort((a, b) => a - b);
-      return [seq, { median: +percentile(sorted, 0.5).toFixed(2), p95: +percentile(sorted, 0.95).toFixed(2) }];
-    })),
+    latency_ms: Object.fromEntries(
+      Object.entries(m.times).map(([seq, t]) => {
+        const sorted = [...t].sort((a, b) => a - b);
+        return [seq, { median: +percentile(sorted, 0.5).toFixed(2), p95: +percentile(sorted, 0.95).toFixed(2) }];
+      }),
+    ),
   }));
   process.stdout.write(JSON.stringify({ rows, rss_bytes: rss }), () => process.exit(0));
 }
@@ -92,8 +104,20 @@ async function main() {
   const self = fileURLToPath(import.meta.url);
   const rows = [];
   for (const config of args.configs.split(',')) {
-    const childArgs = [self, '--worker', config, '--seqs', args.seqs, '--runs', String(args.runs),
-      '--warmup', String(args.warmup), '--masks', String(args.masks), ...args.models];
+    const childArgs = [
+      self,
+      '--worker',
+      config,
+      '--seqs',
+      args.seqs,
+      '--runs',
+      String(args.runs),
+      '--warmup',
+      String(args.warmup),
+      '--masks',
+      String(args.masks),
+      ...args.models,
+    ];
     const child = spawnSync(process.execPath, childArgs, { encoding: 'utf8', maxBuffer: 1 << 26 });
     if (child.status !== 0) throw new Error(`benchmark ${config} failed:\n${child.stderr}`);
     const result = JSON.parse(child.stdout);
@@ -104,18 +128,31 @@ async function main() {
   console.log(`|---|---|---|---|${seqs.map(() => '---').join('|')}|`);
   for (const r of rows) {
     const cells = seqs.map((s) => (r.latency_ms[s] ? `${r.latency_ms[s].median} / ${r.latency_ms[s].p95}` : '–'));
-    console.log(`| ${basename(r.model)} (${r.quantization}, ${r.logits}) | ${r.runtime} | ${r.threads} | ${r.load_ms} | ${cells.join(' | ')} |`);
+    console.log(
+      `| ${basename(r.model)} (${r.quantization}, ${r.logits}) | ${r.runtime} | ${r.threads} | ${r.load_ms} | ${cells.join(' | ')} |`,
+    );
   }
   if (args.out) {
     mkdirSync(dirname(resolve(args.out)), { recursive: true });
     const report = {
-      benchmark: 'model-latency', date: new Date().toISOString(), node: process.version,
-      cpu: cpus()[0]?.model, cores: cpus().length, load_average_at_end: loadavg(), batch: 1, masks: Number(args.masks),
-      runs: Number(args.runs), warmup: Number(args.warmup), rows,
+      benchmark: 'model-latency',
+      date: new Date().toISOString(),
+      node: process.version,
+      cpu: cpus()[0]?.model,
+      cores: cpus().length,
+      load_average_at_end: loadavg(),
+      batch: 1,
+      masks: Number(args.masks),
+      runs: Number(args.runs),
+      warmup: Number(args.warmup),
+      rows,
     };
     writeFileSync(args.out, JSON.stringify(report, null, 2) + '\n');
     console.log(`wrote ${args.out}`);
   }
 }
 
-main().catch((err) => { console.error(`bench-model: ${err.message}`); process.exit(1); });
+main().catch((err) => {
+  console.error(`bench-model: ${err.message}`);
+  process.exit(1);
+});

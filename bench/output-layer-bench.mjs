@@ -13,7 +13,9 @@ import { REPO_ROOT } from '../model/tooling/data-paths.mjs';
 import { launchBrowser } from './lib/browser.mjs';
 import { startBenchServer } from './server.mjs';
 
-const { values: args } = parseArgs({ options: { out: { type: 'string', default: join(REPO_ROOT, 'bench/results/output-layer.json') } } });
+const { values: args } = parseArgs({
+  options: { out: { type: 'string', default: join(REPO_ROOT, 'bench/results/output-layer.json') } },
+});
 const SHAPES = { 'default model (10 358 x 224)': [10358, 224], 'bert-base-chinese (21 128 x 768)': [21128, 768] };
 
 /** A random int8 head.bin in the documented layout (wasm/src/output_layer.cc). */
@@ -25,7 +27,8 @@ function headBytes(vocab, hidden) {
   [1, 1, vocab, hidden, stride].forEach((v, i) => view.setUint32(8 + 4 * i, v, true));
   let seed = 1;
   const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) / (1 << 24);
-  for (let v = 0; v < vocab; v++) for (let k = 0; k < hidden; k++) view.setInt8(32 + v * stride + k, Math.round((random() - 0.5) * 200));
+  for (let v = 0; v < vocab; v++)
+    for (let k = 0; k < hidden; k++) view.setInt8(32 + v * stride + k, Math.round((random() - 0.5) * 200));
   for (let v = 0; v < vocab; v++) view.setFloat32(32 + vocab * stride + 4 * v, 0.01, true);
   view.setUint32(28, crc32(bytes.subarray(32)), true);
   return bytes;
@@ -65,13 +68,16 @@ const node = await measure(loadCore, SHAPES, headBytes);
 const work = mkdtempSync(join(tmpdir(), 'tiankong-head-bench-'));
 let chromium;
 try {
-  writeFileSync(join(work, 'index.html'), `<!doctype html><meta charset="utf-8"><script type="module">
+  writeFileSync(
+    join(work, 'index.html'),
+    `<!doctype html><meta charset="utf-8"><script type="module">
     const measure = ${measure.toString()};
     const crc32 = (b) => { let c = ~0; for (const x of b) { c ^= x; for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0xedb88320 : c >>> 1; } return ~c >>> 0; };
     const headBytes = ${headBytes.toString().replace('crc32(bytes', 'crc32(bytes')};
     window.run = async () => measure((await import('/dist/core/load-core.js')).loadCore, ${JSON.stringify(SHAPES)}, headBytes);
     window.ready = true;
-  </script>`);
+  </script>`,
+  );
   const server = await startBenchServer({ '/dist/': join(REPO_ROOT, 'dist'), '/bench-data/': work });
   const browser = await launchBrowser();
   try {
@@ -89,11 +95,17 @@ try {
 const result = {
   what: 'C++ output layer (int8 table, int16-quantised hidden, wasm SIMD128 i32x4.dot_i16x8_s): vocabulary projection per mask and input-embedding gather; dist/core single-threaded build',
   machine: { cpu: cpus()[0]?.model, cores: cpus().length, loadavg: loadavg().map((x) => +x.toFixed(2)) },
-  node, chromium,
+  node,
+  chromium,
 };
-for (const [where, r] of [['node', node], ['chromium', chromium]]) {
+for (const [where, r] of [
+  ['node', node],
+  ['chromium', chromium],
+]) {
   for (const [shape, m] of Object.entries(r)) {
-    console.log(`${where} ${shape}: logits ${m.logits_ms_per_mask.toFixed(3)} ms/mask, embed ${m.embed_ms_per_32_tokens.toFixed(4)} ms/32 tokens`);
+    console.log(
+      `${where} ${shape}: logits ${m.logits_ms_per_mask.toFixed(3)} ms/mask, embed ${m.embed_ms_per_32_tokens.toFixed(4)} ms/32 tokens`,
+    );
   }
 }
 mkdirSync(dirname(args.out), { recursive: true });

@@ -10,24 +10,34 @@ import { packageMounts } from '../tests/harness/package-origin.mjs';
 import { startStaticServer } from '../tests/harness/static-server.mjs';
 import { ISOLATION_HEADERS } from '../web/app/tooling/security-headers.mjs';
 
-/** Where each URL prefix is served from: tiankong's package, transformers.js, its ORT, the models, the harness. */
-export function benchMounts({ repoRoot, tiankongModelDir, transformersModelDir }) {
+/**
+ * Where each URL prefix is served from: tiankong's package, transformers.js, its ORT, the models, the harness.
+ * `modelDirs` adds more tiankong models: name → folder, served at /models/NAME/.
+ */
+export function benchMounts({ repoRoot, tiankongModelDir, transformersModelDir, modelDirs = {} }) {
   const transformers = packageDir(join(repoRoot, 'package.json'), '@huggingface/transformers');
   return {
     '/bench/': join(repoRoot, 'bench', 'pages'),
-    ...packageMounts({ distDir: join(repoRoot, 'dist'), ortDir: join(packageDir(join(repoRoot, 'package.json'), 'onnxruntime-web'), 'dist') }),
+    ...packageMounts({
+      distDir: join(repoRoot, 'dist'),
+      ortDir: join(packageDir(join(repoRoot, 'package.json'), 'onnxruntime-web'), 'dist'),
+    }),
     '/tjs/': join(transformers, 'dist'),
     // transformers.js bundles its own onnxruntime-web (a newer version than tiankong's): serve that version's wasm.
     '/tjs-ort/': join(packageDir(join(transformers, 'package.json'), 'onnxruntime-web'), 'dist'),
     '/models/tiankong/': tiankongModelDir,
     '/models/tjs/bert-bench/': transformersModelDir,
+    ...Object.fromEntries(Object.entries(modelDirs).map(([name, dir]) => [`/models/${name}/`, dir])),
   };
 }
 
 /** The folder of package `name` as Node resolves it from `fromFile` (its exports hide package.json). */
 function packageDir(fromFile, name) {
   let dir = dirname(createRequire(fromFile).resolve(name));
-  while (!existsSync(join(dir, 'package.json')) || JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).name !== name) {
+  while (
+    !existsSync(join(dir, 'package.json')) ||
+    JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).name !== name
+  ) {
     if (dirname(dir) === dir) throw new Error(`cannot find the package folder of ${name}`);
     dir = dirname(dir);
   }

@@ -60,11 +60,23 @@ Examples:
 `;
 
 const OPTIONS = {
-  model: { type: 'string', short: 'm' }, 'top-k': { type: 'string', short: 'k' }, threshold: { type: 'string' },
-  filter: { type: 'string' }, backend: { type: 'string' }, threads: { type: 'string' }, json: { type: 'boolean' },
-  vocab: { type: 'string' }, joint: { type: 'boolean' }, beam: { type: 'string' }, explain: { type: 'boolean' },
-  lowercase: { type: 'boolean' }, 'max-length': { type: 'string' }, truncate: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'V' }, 'no-memory': { type: 'boolean' },
+  model: { type: 'string', short: 'm' },
+  'top-k': { type: 'string', short: 'k' },
+  threshold: { type: 'string' },
+  filter: { type: 'string' },
+  backend: { type: 'string' },
+  threads: { type: 'string' },
+  json: { type: 'boolean' },
+  vocab: { type: 'string' },
+  joint: { type: 'boolean' },
+  beam: { type: 'string' },
+  explain: { type: 'boolean' },
+  lowercase: { type: 'boolean' },
+  'max-length': { type: 'string' },
+  truncate: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'V' },
+  'no-memory': { type: 'boolean' },
 };
 /** Which command each option belongs to (an option of the other command is a usage error). */
 const ONLY = {
@@ -97,7 +109,11 @@ async function main(argv) {
   if (values.help || command === 'help') return void out(HELP);
   if (values.version || command === 'version') return void out(`tiankong ${packageVersion()}\n`);
   if (command !== 'fill' && command !== 'tokenize') {
-    throw new UsageError(command === undefined ? 'missing command (fill or tokenize)' : `unknown command '${command}' (expected fill or tokenize)`);
+    throw new UsageError(
+      command === undefined
+        ? 'missing command (fill or tokenize)'
+        : `unknown command '${command}' (expected fill or tokenize)`,
+    );
   }
   const other = command === 'fill' ? 'tokenize' : 'fill';
   const misplaced = ONLY[other].find((name) => values[name] !== undefined);
@@ -113,7 +129,8 @@ function packageVersion() {
 function number(values, name) {
   const text = values[name];
   if (text === undefined) return undefined;
-  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(text.trim())) throw new UsageError(`--${name} must be a number, got '${text}'`);
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(text.trim()))
+    throw new UsageError(`--${name} must be a number, got '${text}'`);
   return Number(text);
 }
 
@@ -164,15 +181,22 @@ function loadFailure(error) {
 
 async function fill(values, texts) {
   const options = {
-    topK: number(values, 'top-k'), threshold: number(values, 'threshold'), filter: values.filter,
-    ...(values.joint ? { joint: true } : {}), beam: number(values, 'beam'),
+    topK: number(values, 'top-k'),
+    threshold: number(values, 'threshold'),
+    filter: values.filter,
+    ...(values.joint ? { joint: true } : {}),
+    beam: number(values, 'beam'),
   };
   if (options.beam !== undefined && !values.joint) throw new UsageError('--beam needs --joint');
   const { createFillMask } = await import('../dist/index.js');
   const tk = await createFillMask({
-    model: values.model, backend: values.backend, threads: number(values, 'threads'),
+    model: values.model,
+    backend: values.backend,
+    threads: number(values, 'threads'),
     ...(values['no-memory'] ? { memory: false } : {}),
-  }).catch((error) => { throw loadFailure(error); });
+  }).catch((error) => {
+    throw loadFailure(error);
+  });
   try {
     // The options are checked before any input is read (options come before the text: '' is
     // EMPTY_INPUT when they are fine), so a bad option is one usage error, not one per line.
@@ -186,8 +210,14 @@ async function fill(values, texts) {
       for (const mask of result.masks) {
         if (mask.candidates.length > 0) explanations.push(await tk.explain(text, mask.index, mask.candidates[0].token));
       }
-      out(values.json ? `${JSON.stringify({ ...result, explanations })}\n`
-        : formatFill(result, explanations.map((e) => formatExplain(e, useColour()))));
+      out(
+        values.json
+          ? `${JSON.stringify({ ...result, explanations })}\n`
+          : formatFill(
+              result,
+              explanations.map((e) => formatExplain(e, useColour())),
+            ),
+      );
     });
   } finally {
     await tk.dispose();
@@ -200,14 +230,18 @@ function formatFill(result, explained = []) {
   for (const mask of result.masks) {
     lines.push(`  [MASK] #${mask.index + 1} at ${mask.start}–${mask.end}${result.cached ? ' (cached)' : ''}`);
     mask.candidates.forEach((c, rank) => {
-      lines.push(`    ${String(rank + 1).padStart(2)}  ${c.token}\t${(100 * c.score).toFixed(2).padStart(6)}%  ${c.sequence}`);
+      lines.push(
+        `    ${String(rank + 1).padStart(2)}  ${c.token}\t${(100 * c.score).toFixed(2).padStart(6)}%  ${c.sequence}`,
+      );
       if (c.source) lines.push(`          出处: ${formatSource(c.source)}`);
     });
     lines.push(`        other\t${(100 * mask.other).toFixed(2).padStart(6)}%`);
     if (explained[mask.index]) lines.push(...explained[mask.index]);
   }
   for (const [w, word] of (result.words ?? []).entries()) {
-    lines.push(`  word #${w + 1}: [MASK] #${word.maskIndices.map((i) => i + 1).join('–#')} at ${word.start}–${word.end} (joint)`);
+    lines.push(
+      `  word #${w + 1}: [MASK] #${word.maskIndices.map((i) => i + 1).join('–#')} at ${word.start}–${word.end} (joint)`,
+    );
     word.candidates.forEach((c, rank) => {
       lines.push(`    ${String(rank + 1).padStart(2)}  ${c.text}\t${percent(c.score)}  ${c.sequence}`);
     });
@@ -258,10 +292,13 @@ function formatExplain(explanation, colour) {
 /** The tokenizer settings of the model directory `dir` (its model.json), or a LoadError. */
 async function modelTokenizerSettings(dir) {
   const found = await stat(dir).catch(() => null);
-  if (found === null) throw new LoadError(`model directory ${dir} does not exist; pass the folder written by scripts/export-model`);
+  if (found === null)
+    throw new LoadError(`model directory ${dir} does not exist; pass the folder written by scripts/export-model`);
   if (!found.isDirectory()) {
-    throw new LoadError(`${dir} is a file, not a model directory (a folder holding model.json, model.onnx and vocab.txt)` +
-      (basename(dir) === 'model.json' ? `; pass the folder that holds it: ${dirname(dir)}` : ''));
+    throw new LoadError(
+      `${dir} is a file, not a model directory (a folder holding model.json, model.onnx and vocab.txt)` +
+        (basename(dir) === 'model.json' ? `; pass the folder that holds it: ${dirname(dir)}` : ''),
+    );
   }
   let manifest;
   try {
@@ -272,36 +309,55 @@ async function modelTokenizerSettings(dir) {
   const vocab = manifest?.tokenizer?.vocab;
   // The same rule as the runtime's (model/manifest.ts): a plain name inside the directory.
   if (typeof vocab !== 'string' || !/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$/.test(vocab)) {
-    throw new LoadError(`${join(dir, 'model.json')}: tokenizer.vocab is ${JSON.stringify(vocab)}, which is not a file name ` +
-      'inside the model directory');
+    throw new LoadError(
+      `${join(dir, 'model.json')}: tokenizer.vocab is ${JSON.stringify(vocab)}, which is not a file name ` +
+        'inside the model directory',
+    );
   }
   if (!Number.isInteger(manifest.max_length) || manifest.max_length < 3) {
     throw new LoadError(`${join(dir, 'model.json')}: max_length must be an integer ≥ 3`);
   }
-  return { vocabPath: join(dir, vocab), lowercase: manifest.tokenizer.lowercase === true, maxLength: manifest.max_length };
+  return {
+    vocabPath: join(dir, vocab),
+    lowercase: manifest.tokenizer.lowercase === true,
+    maxLength: manifest.max_length,
+  };
 }
 
 async function tokenize(values, texts) {
   const { createTokenizer, DEFAULT_MODEL_DIR } = await import('../dist/index.js');
-  if (values.vocab !== undefined && values.model !== undefined) throw new UsageError('tokenize takes --vocab PATH or --model DIR, not both');
+  if (values.vocab !== undefined && values.model !== undefined)
+    throw new UsageError('tokenize takes --vocab PATH or --model DIR, not both');
   let settings;
   if (values.vocab !== undefined) {
-    settings = { vocabPath: values.vocab, lowercase: values.lowercase ?? false, maxLength: number(values, 'max-length') ?? 512 };
+    settings = {
+      vocabPath: values.vocab,
+      lowercase: values.lowercase ?? false,
+      maxLength: number(values, 'max-length') ?? 512,
+    };
   } else {
     if (values.lowercase !== undefined || values['max-length'] !== undefined) {
-      throw new UsageError(`--${values.lowercase !== undefined ? 'lowercase' : 'max-length'} goes with --vocab; a model's ` +
-        'model.json gives its own');
+      throw new UsageError(
+        `--${values.lowercase !== undefined ? 'lowercase' : 'max-length'} goes with --vocab; a model's ` +
+          'model.json gives its own',
+      );
     }
     settings = await modelTokenizerSettings(values.model ?? DEFAULT_MODEL_DIR);
   }
-  const tokenizer = await createTokenizer(settings.vocabPath,
-    { lowercase: settings.lowercase, maxLength: settings.maxLength, truncate: values.truncate ?? false })
-    .catch((error) => { throw loadFailure(error); });
+  const tokenizer = await createTokenizer(settings.vocabPath, {
+    lowercase: settings.lowercase,
+    maxLength: settings.maxLength,
+    truncate: values.truncate ?? false,
+  }).catch((error) => {
+    throw loadFailure(error);
+  });
   try {
     await forEachInput(texts, values.json, async (text) => {
       const { tokens, ids, offsets, truncated } = tokenizer.encode(text);
       if (values.json) return out(`${JSON.stringify({ tokens, ids, offsets, ...(truncated ? { truncated } : {}) })}\n`);
-      out(`${tokens.map((t, i) => `${t}(${ids[i]})`).join(' ')}${truncated ? ` … (${truncated} more tokens truncated)` : ''}\n`);
+      out(
+        `${tokens.map((t, i) => `${t}(${ids[i]})`).join(' ')}${truncated ? ` … (${truncated} more tokens truncated)` : ''}\n`,
+      );
     });
   } finally {
     tokenizer.dispose();
@@ -311,7 +367,9 @@ async function tokenize(values, texts) {
 main(process.argv.slice(2)).catch((error) => {
   const usage = error instanceof UsageError;
   const known = usage || error instanceof LoadError;
-  process.stderr.write(`tiankong: ${known ? plain(error.message) : error?.stack ?? String(error)}` +
-    `${usage ? '\n(tiankong --help shows the usage)' : ''}\n`);
+  process.stderr.write(
+    `tiankong: ${known ? plain(error.message) : (error?.stack ?? String(error))}` +
+      `${usage ? '\n(tiankong --help shows the usage)' : ''}\n`,
+  );
   process.exitCode = usage ? 2 : 1;
 });

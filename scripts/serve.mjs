@@ -30,7 +30,15 @@ import { SECURITY_HEADERS } from '../web/app/tooling/security-headers.mjs';
  * @param {(record: import('../tests/harness/static-server.mjs').RequestRecord) => void} [options.onRequest]
  */
 export function startAppServer({ root, port = 0, headers = SECURITY_HEADERS, onRequest }) {
-  return startStaticServer({ mounts: { '/': path.resolve(root) }, headers, caching: 'revalidate', precompressed: true, port, tries: 20, onRequest });
+  return startStaticServer({
+    mounts: { '/': path.resolve(root) },
+    headers,
+    caching: 'revalidate',
+    precompressed: true,
+    port,
+    tries: 20,
+    onRequest,
+  });
 }
 
 async function main() {

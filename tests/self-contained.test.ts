@@ -21,26 +21,43 @@ describe('a plain clone is self-contained', () => {
       if (file === 'package-lock.json' || !existsSync(path.join(REPO, file))) continue;
       const bytes = readFileSync(path.join(REPO, file));
       if (bytes.includes(0)) continue; // binary
-      bytes.toString('utf8').split('\n').forEach((line, i) => {
-        if (machinePath.test(line)) offending.push(`${file}:${i + 1}: ${line.trim().slice(0, 120)}`);
-      });
+      bytes
+        .toString('utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (machinePath.test(line)) offending.push(`${file}:${i + 1}: ${line.trim().slice(0, 120)}`);
+        });
     }
     expect(offending).toEqual([]);
   });
 
   test('derived data and fixtures are committed with their licences', () => {
-    for (const file of ['web/app/data/idioms.json', 'web/app/data/README.md', 'web/app/data/LICENSE-chinese-xinhua-MIT',
-      'tests/fixtures/data/README.md', 'tests/fixtures/data/vocab/bert-base-chinese/vocab.txt', 'tests/fixtures/data/idioms/idioms.csv',
-      'tests/fixtures/data/corpus/poetry.txt', 'tests/fixtures/data/famous/famous.jsonl', 'LICENSE']) {
+    for (const file of [
+      'web/app/data/idioms.json',
+      'web/app/data/README.md',
+      'web/app/data/LICENSE-chinese-xinhua-MIT',
+      'tests/fixtures/data/README.md',
+      'tests/fixtures/data/vocab/bert-base-chinese/vocab.txt',
+      'tests/fixtures/data/idioms/idioms.csv',
+      'tests/fixtures/data/corpus/poetry.txt',
+      'tests/fixtures/data/famous/famous.jsonl',
+      'LICENSE',
+    ]) {
       expect(tracked, file).toContain(file);
     }
   });
 
   // train-default-model is left out: where a corpus split already exists (.cache/corpus) it trains.
   test.each(['build-corpus', 'bench', 'bench-core', 'bench-tokenizer', 'build-idioms'])(
-    'scripts/%s without the raw data: says so and skips (exit 0)', (script) => {
-      const run = spawnSync(path.join(REPO, 'scripts', script), [], { encoding: 'utf8', env: { ...process.env, TIANKONG_DATA: '/nonexistent' }, timeout: 60_000 });
+    'scripts/%s without the raw data: says so and skips (exit 0)',
+    (script) => {
+      const run = spawnSync(path.join(REPO, 'scripts', script), [], {
+        encoding: 'utf8',
+        env: { ...process.env, TIANKONG_DATA: '/nonexistent' },
+        timeout: 60_000,
+      });
       expect(run.status, run.stderr).toBe(0);
       expect(run.stderr).toMatch(/needs the raw data in \/nonexistent .*skipped/);
-    });
+    },
+  );
 });

@@ -22,8 +22,10 @@ export async function openHarness(context, origin) {
   page.on('console', (m) => logs.push(`${m.type()}: ${m.text()}`));
   page.on('pageerror', (e) => logs.push(`pageerror: ${e.message}`));
   await page.goto(`${origin}/bench/index.html`);
-  await page.waitForFunction(() => window.bench !== undefined, null, { timeout: 60_000 }).catch((error) => {
-    throw new Error(`the harness page did not start: ${error.message}\n${logs.join('\n')}`);
-  });
+  await page
+    .waitForFunction(() => window.bench !== undefined, null, { timeout: 60_000 })
+    .catch((error) => {
+      throw new Error(`the harness page did not start: ${error.message}\n${logs.join('\n')}`);
+    });
   return { page, logs };
 }

@@ -6,7 +6,9 @@ import { join } from 'node:path';
 export function sampleLines(corpusDir, stride) {
   const lines = [];
   let index = 0;
-  for (const file of readdirSync(corpusDir).filter((f) => f.endsWith('.txt')).sort()) {
+  for (const file of readdirSync(corpusDir)
+    .filter((f) => f.endsWith('.txt'))
+    .sort()) {
     for (const line of readFileSync(join(corpusDir, file), 'utf8').split('\n')) {
       if (index++ % stride === 0 && line.length > 0) lines.push(line);
     }

@@ -20,7 +20,10 @@ export async function createNativeFillMask({ modelDir, tokenizerJson, threads, t
       const ids = (await tokenizer.encode(text)).getIds();
       const positions = ids.flatMap((id, i) => (id === maskId ? [i] : []));
       const { dims, data } = await runLogits(handle, {
-        input_ids: [ids], attention_mask: [ids.map(() => 1)], token_type_ids: [ids.map(() => 0)], mask_positions: [positions],
+        input_ids: [ids],
+        attention_mask: [ids.map(() => 1)],
+        token_type_ids: [ids.map(() => 0)],
+        mask_positions: [positions],
       });
       const vocab = dims[2];
       const rows = positions.map((_, m) => softmaxTopK(data.subarray(m * vocab, (m + 1) * vocab), k));

@@ -61,9 +61,11 @@ export function benchSentences({ corpusDir, file = 'wiki.txt', lengths, maskCoun
     const stride = Math.floor(all.length / needed);
     maskCounts.forEach((masks, m) => {
       const picked = Array.from({ length: count }, (_, i) => all[(i * maskCounts.length + m) * stride]);
-      result.set(`${chars}x${masks}`, picked.map((slice) => masked(slice, masks)));
+      result.set(
+        `${chars}x${masks}`,
+        picked.map((slice) => masked(slice, masks)),
+      );
     });
   }
   return result;
 }
-

@@ -7,15 +7,21 @@ import { createFillMask } from '/dist/browser.js';
 const TOP_K = 5;
 const contenders = {};
 
-/** tiankong: the package's own browser API. */
-async function loadTiankong(threads) {
-  const tk = await createFillMask({ model: '/models/tiankong/', backend: 'wasm', threads });
+/** tiankong: the package's own browser API, on the model directory served at `model`. */
+async function loadTiankong(threads, model) {
+  const tk = await createFillMask({ model, backend: 'wasm', threads });
   return {
     info: { threads: tk.stats().threads, threadsReason: tk.stats().threadsReason },
     async fill(text) {
       const result = await tk.fill(text, { topK: TOP_K });
       const { inferenceMs, totalMs } = result.timings;
-      return { filled: result.masks.length, top1: result.masks[0].candidates[0].token, cached: result.cached, inferenceMs, totalMs };
+      return {
+        filled: result.masks.length,
+        top1: result.masks[0].candidates[0].token,
+        cached: result.cached,
+        inferenceMs,
+        totalMs,
+      };
     },
     dispose: () => tk.dispose(),
   };
@@ -32,11 +38,12 @@ async function loadTransformers(threads) {
     if ('error' in data) reject(new Error(`transformers.js: ${data.error}`));
     else resolve(data.value);
   };
-  const call = (message) => new Promise((resolve, reject) => {
-    const id = nextId++;
-    pending.set(id, { resolve, reject });
-    worker.postMessage({ ...message, id });
-  });
+  const call = (message) =>
+    new Promise((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, { resolve, reject });
+      worker.postMessage({ ...message, id });
+    });
   const info = await call({ type: 'load', threads });
   return {
     info,
@@ -50,16 +57,18 @@ async function loadTransformers(threads) {
   };
 }
 
-const loaders = { tiankong: loadTiankong, transformers: loadTransformers };
-
 window.bench = {
   isolated: crossOriginIsolated,
 
-  /** Cold start: model download + session + first prediction (Cache Storage cleared first). */
-  async load(name, threads, firstText) {
-    for (const key of await caches.keys()) await caches.delete(key);
+  /**
+   * Cold start: model download + session + first prediction, Cache Storage cleared first unless
+   * `keepCache` (then tiankong reads its model from Cache Storage, as on a second visit).
+   * `name` is 'transformers' or a name for a tiankong model at `model` (default /models/tiankong/).
+   */
+  async load(name, threads, firstText, { model = '/models/tiankong/', keepCache = false } = {}) {
+    if (!keepCache) for (const key of await caches.keys()) await caches.delete(key);
     const started = performance.now();
-    const contender = await loaders[name](threads);
+    const contender = await (name === 'transformers' ? loadTransformers(threads) : loadTiankong(threads, model));
     const loadMs = performance.now() - started;
     const first = await contender.fill(firstText);
     contenders[name] = contender;
@@ -100,8 +109,12 @@ window.bench = {
     const manifest = await (await fetch('/models/tiankong/model.json')).json();
     const t = manifest.tokenizer;
     const wasm = new core.module.Tokenizer(vocab, {
-      cleanText: t.clean_text, handleChineseChars: t.handle_chinese_chars, stripAccents: t.strip_accents,
-      lowercase: t.lowercase, maxInputCharsPerWord: 100, maxLength: 1 << 30,
+      cleanText: t.clean_text,
+      handleChineseChars: t.handle_chinese_chars,
+      stripAccents: t.strip_accents,
+      lowercase: t.lowercase,
+      maxInputCharsPerWord: 100,
+      maxLength: 1 << 30,
     });
     const tjs = await AutoTokenizer.from_pretrained('bert-bench');
     const bytes = lines.reduce((n, l) => n + new TextEncoder().encode(l).length, 0);
@@ -122,8 +135,12 @@ window.bench = {
     }
     wasm.delete();
     core.dispose();
-    return Object.fromEntries(Object.keys(encoders).map((name) =>
-      [name, { mb_per_s: bytes / 1e6 / best[name], seconds: best[name], tokens: tokens[name], bytes, lines: lines.length }]));
+    return Object.fromEntries(
+      Object.keys(encoders).map((name) => [
+        name,
+        { mb_per_s: bytes / 1e6 / best[name], seconds: best[name], tokens: tokens[name], bytes, lines: lines.length },
+      ]),
+    );
   },
 };
 window.dispatchEvent(new Event('bench-ready'));

@@ -1,5 +1,6 @@
 """Shared fixtures: a seeded tiny checkpoint, its exports, and a bridge to run ONNX models in
 onnxruntime-node / onnxruntime-web (Node subprocess: no onnxruntime Python package here)."""
+
 from __future__ import annotations
 
 import json
@@ -24,10 +25,15 @@ RUN_ONNX = REPO_ROOT / "model" / "tooling" / "run-onnx.mjs"
 def run_onnx(model_path: Path, batches: list[dict], runtime: str = "node", threads: int = 1) -> list[np.ndarray]:
     """Logits of `model_path` for each batch of int64 feeds (name -> rows), run by onnxruntime
     in Node. Feeds the model does not declare are ignored."""
-    request = {"model": str(model_path), "runtime": runtime, "threads": threads,
-               "batches": [{k: np.asarray(v).tolist() for k, v in b.items()} for b in batches]}
-    result = subprocess.run(["node", str(RUN_ONNX)], input=json.dumps(request), capture_output=True, text=True,
-                            cwd=REPO_ROOT, timeout=120)
+    request = {
+        "model": str(model_path),
+        "runtime": runtime,
+        "threads": threads,
+        "batches": [{k: np.asarray(v).tolist() for k, v in b.items()} for b in batches],
+    }
+    result = subprocess.run(
+        ["node", str(RUN_ONNX)], input=json.dumps(request), capture_output=True, text=True, cwd=REPO_ROOT, timeout=120
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return [np.asarray(r["data"], dtype=np.float32).reshape(r["dims"]) for r in json.loads(result.stdout)["results"]]
 
@@ -71,5 +77,9 @@ def sample_batch(vocab_size: int, seed: int, batch: int = 3, seq: int = 12, n_ma
         attention_mask[row, :length] = 1
         mask_positions[row] = np.sort(rng.choice(np.arange(1, length - 1), n_masks, replace=False))
         input_ids[row, mask_positions[row]] = 4
-    return {"input_ids": input_ids, "attention_mask": attention_mask,
-            "token_type_ids": np.zeros((batch, seq), dtype=np.int64), "mask_positions": mask_positions}
+    return {
+        "input_ids": input_ids,
+        "attention_mask": attention_mask,
+        "token_type_ids": np.zeros((batch, seq), dtype=np.int64),
+        "mask_positions": mask_positions,
+    }

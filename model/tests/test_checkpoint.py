@@ -1,4 +1,5 @@
 """Checkpoint I/O: HF parameter names, bin/safetensors round trips, legacy names, errors."""
+
 from __future__ import annotations
 
 import json
@@ -7,10 +8,8 @@ import struct
 import numpy as np
 import pytest
 import torch
-
 from tiankong_model.bert import BertConfig, BertForMaskedLM
-from tiankong_model.checkpoint import (BIN_NAME, SAFETENSORS_NAME, CheckpointError, load_checkpoint,
-                                       save_checkpoint)
+from tiankong_model.checkpoint import BIN_NAME, SAFETENSORS_NAME, CheckpointError, load_checkpoint, save_checkpoint
 from tiankong_model.safetensors import load_safetensors
 
 
@@ -21,14 +20,26 @@ def hf_bert_mlm_keys(num_layers: int) -> set[str]:
     keys |= {"bert.embeddings.LayerNorm.weight", "bert.embeddings.LayerNorm.bias"}
     for i in range(num_layers):
         p = f"bert.encoder.layer.{i}."
-        for linear in ("attention.self.query", "attention.self.key", "attention.self.value",
-                       "attention.output.dense", "intermediate.dense", "output.dense"):
+        for linear in (
+            "attention.self.query",
+            "attention.self.key",
+            "attention.self.value",
+            "attention.output.dense",
+            "intermediate.dense",
+            "output.dense",
+        ):
             keys |= {p + linear + ".weight", p + linear + ".bias"}
         for norm in ("attention.output.LayerNorm", "output.LayerNorm"):
             keys |= {p + norm + ".weight", p + norm + ".bias"}
-    keys |= {"cls.predictions.bias", "cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias",
-             "cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias",
-             "cls.predictions.decoder.weight", "cls.predictions.decoder.bias"}
+    keys |= {
+        "cls.predictions.bias",
+        "cls.predictions.transform.dense.weight",
+        "cls.predictions.transform.dense.bias",
+        "cls.predictions.transform.LayerNorm.weight",
+        "cls.predictions.transform.LayerNorm.bias",
+        "cls.predictions.decoder.weight",
+        "cls.predictions.decoder.bias",
+    }
     return keys
 
 
@@ -61,13 +72,13 @@ def test_safetensors_layout_matches_the_format(tiny_model, tmp_path):
     data = (tmp_path / SAFETENSORS_NAME).read_bytes()
     (n,) = struct.unpack("<Q", data[:8])
     assert n % 8 == 0
-    header = json.loads(data[8:8 + n])
+    header = json.loads(data[8 : 8 + n])
     assert header.pop("__metadata__") == {"format": "pt"}
     # HF never stores the tied duplicates in safetensors.
     assert set(header) == hf_bert_mlm_keys(2) - {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias"}
     info = header["bert.embeddings.position_embeddings.weight"]
     begin, end = info["data_offsets"]
-    stored = np.frombuffer(data[8 + n + begin:8 + n + end], dtype="<f4").reshape(info["shape"])
+    stored = np.frombuffer(data[8 + n + begin : 8 + n + end], dtype="<f4").reshape(info["shape"])
     assert info["dtype"] == "F32"
     np.testing.assert_array_equal(stored, model.bert.embeddings.position_embeddings.weight.detach().numpy())
 
@@ -84,11 +95,14 @@ def write_safetensors_by_hand(path, tensors: dict[str, tuple[str, list[int], byt
 def test_reads_f16_bf16_i64(tmp_path):
     values = np.array([1.5, -2.25, 0.0, 3.0], dtype=np.float32)
     bf16 = (values.view(np.uint32) >> 16).astype("<u2").tobytes()  # exact: these values fit in bf16
-    write_safetensors_by_hand(tmp_path / "t.safetensors", {
-        "half": ("F16", [2, 2], values.astype("<f2").tobytes()),
-        "brain": ("BF16", [4], bf16),
-        "ids": ("I64", [3], np.array([7, -1, 2**40], dtype="<i8").tobytes()),
-    })
+    write_safetensors_by_hand(
+        tmp_path / "t.safetensors",
+        {
+            "half": ("F16", [2, 2], values.astype("<f2").tobytes()),
+            "brain": ("BF16", [4], bf16),
+            "ids": ("I64", [3], np.array([7, -1, 2**40], dtype="<i8").tobytes()),
+        },
+    )
     tensors = load_safetensors(tmp_path / "t.safetensors")
     np.testing.assert_array_equal(tensors["half"].numpy(), values.reshape(2, 2).astype(np.float16))
     np.testing.assert_array_equal(tensors["brain"].numpy(), values)
@@ -106,12 +120,20 @@ def test_legacy_names_and_known_unused_keys_load(tiny_model, tmp_path):
     model, vocab = tiny_model
     save_checkpoint(model, vocab, tmp_path, formats=("bin",))
     state = torch.load(tmp_path / BIN_NAME)
-    legacy = {k.replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta"): v
-              for k, v in state.items()}
+    legacy = {
+        k.replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias", "LayerNorm.beta"): v
+        for k, v in state.items()
+    }
     hidden = model.config.hidden_size
-    legacy.update({"bert.pooler.dense.weight": torch.zeros(hidden, hidden), "bert.pooler.dense.bias": torch.zeros(hidden),
-                   "cls.seq_relationship.weight": torch.zeros(2, hidden), "cls.seq_relationship.bias": torch.zeros(2),
-                   "bert.embeddings.position_ids": torch.arange(model.config.max_position_embeddings)[None]})
+    legacy.update(
+        {
+            "bert.pooler.dense.weight": torch.zeros(hidden, hidden),
+            "bert.pooler.dense.bias": torch.zeros(hidden),
+            "cls.seq_relationship.weight": torch.zeros(2, hidden),
+            "cls.seq_relationship.bias": torch.zeros(2),
+            "bert.embeddings.position_ids": torch.arange(model.config.max_position_embeddings)[None],
+        }
+    )
     assert any(k.endswith("gamma") for k in legacy)
     torch.save(legacy, tmp_path / BIN_NAME)
     loaded, _ = load_checkpoint(tmp_path)
@@ -136,13 +158,23 @@ def test_vocab_size_mismatch_is_reported(tiny_model, tmp_path):
     model, vocab = tiny_model
     save_checkpoint(model, vocab, tmp_path, formats=("safetensors",))
     (tmp_path / "vocab.txt").write_text("".join(t + "\n" for t in vocab[:-1]), encoding="utf-8")
-    with pytest.raises(CheckpointError, match=f"vocab.txt has {len(vocab) - 1} tokens but config.json says vocab_size {len(vocab)}"):
+    with pytest.raises(
+        CheckpointError, match=f"vocab.txt has {len(vocab) - 1} tokens but config.json says vocab_size {len(vocab)}"
+    ):
         load_checkpoint(tmp_path)
 
 
 def test_shape_mismatch_is_reported(tmp_path):
-    small = BertForMaskedLM(BertConfig(vocab_size=10, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
-                                       intermediate_size=16, max_position_embeddings=16))
+    small = BertForMaskedLM(
+        BertConfig(
+            vocab_size=10,
+            hidden_size=8,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=16,
+            max_position_embeddings=16,
+        )
+    )
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "c", "d", "e"]
     save_checkpoint(small, vocab, tmp_path, formats=("safetensors",))
     config = json.loads((tmp_path / "config.json").read_text())

@@ -1,5 +1,6 @@
 """ONNX export and INT8 quantization, checked against PyTorch through onnxruntime-node and
 onnxruntime-web (both run the exported file as the app would)."""
+
 from __future__ import annotations
 
 import json
@@ -8,9 +9,8 @@ import numpy as np
 import onnx
 import pytest
 import torch
-from onnx import numpy_helper
-
 from conftest import run_onnx, sample_batch
+from onnx import numpy_helper
 from tiankong_model.export_model import export_model
 from tiankong_model.quantize import PATTERNS
 
@@ -25,10 +25,14 @@ def torch_logits(model, batch: dict, mask_only: bool = True) -> np.ndarray:
 def exports(tiny_checkpoint, tmp_path_factory):
     """Model directories exported from the tiny checkpoint, by variant name."""
     root = tmp_path_factory.mktemp("exports")
-    variants = {"fp32": dict(fp32=True), "fp32-full": dict(fp32=True, full_logits=True),
-                "fp32-tti": dict(fp32=True, token_type_ids=True), "int8-full": dict(full_logits=True),
-                "int8-reduce-range": dict(reduce_range=True),
-                **{f"int8-{p}": dict(pattern=p) for p in PATTERNS}}
+    variants = {
+        "fp32": dict(fp32=True),
+        "fp32-full": dict(fp32=True, full_logits=True),
+        "fp32-tti": dict(fp32=True, token_type_ids=True),
+        "int8-full": dict(full_logits=True),
+        "int8-reduce-range": dict(reduce_range=True),
+        **{f"int8-{p}": dict(pattern=p) for p in PATTERNS},
+    }
     for name, options in variants.items():
         export_model(tiny_checkpoint, root / name, log=lambda *_: None, **options)
     return root
@@ -42,7 +46,7 @@ def batches(tiny_model):
 @pytest.mark.parametrize("runtime", ["node", "web"])
 def test_fp32_mask_only_matches_pytorch(tiny_model, exports, batches, runtime):
     got = run_onnx(exports / "fp32" / "model.onnx", batches, runtime=runtime, threads=2)
-    for batch, logits in zip(batches, got):
+    for batch, logits in zip(batches, got, strict=True):
         expected = torch_logits(tiny_model[0], batch)
         assert logits.shape == expected.shape
         np.testing.assert_allclose(logits, expected, atol=2e-4, rtol=0)
@@ -51,7 +55,7 @@ def test_fp32_mask_only_matches_pytorch(tiny_model, exports, batches, runtime):
 def test_fp32_full_logits_matches_pytorch_and_gathers_to_mask_only(tiny_model, exports, batches):
     full = run_onnx(exports / "fp32-full" / "model.onnx", batches)
     mask_only = run_onnx(exports / "fp32" / "model.onnx", batches)
-    for batch, f, m in zip(batches, full, mask_only):
+    for batch, f, m in zip(batches, full, mask_only, strict=True):
         np.testing.assert_allclose(f, torch_logits(tiny_model[0], batch, mask_only=False), atol=2e-4, rtol=0)
         gathered = np.take_along_axis(f, batch["mask_positions"][:, :, None], axis=1)
         np.testing.assert_allclose(m, gathered, atol=1e-5, rtol=0)
@@ -69,8 +73,11 @@ def test_graph_interface(exports):
     proto = onnx.load(exports / "fp32" / "model.onnx")
     assert max(o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")) <= 17
     shapes = {i.name: [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim] for i in proto.graph.input}
-    assert shapes == {"input_ids": ["batch", "sequence"], "attention_mask": ["batch", "sequence"],
-                      "mask_positions": ["batch", "masks"]}
+    assert shapes == {
+        "input_ids": ["batch", "sequence"],
+        "attention_mask": ["batch", "sequence"],
+        "mask_positions": ["batch", "masks"],
+    }
     (out,) = proto.graph.output
     assert out.name == "logits" and out.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
     assert [d.dim_param or d.dim_value for d in out.type.tensor_type.shape.dim][:2] == ["batch", "masks"]
@@ -115,7 +122,7 @@ def test_int8_full_logits_close_to_fp32_full(exports, batches):
     tensor, over all rows in the full graph and over the masked rows only in the other."""
     reference = run_onnx(exports / "fp32-full" / "model.onnx", batches[:2])
     got = run_onnx(exports / "int8-full" / "model.onnx", batches[:2])
-    for ref, cand in zip(reference, got):
+    for ref, cand in zip(reference, got, strict=True):
         assert ref.shape == cand.shape
         assert np.corrcoef(ref.ravel(), cand.ravel())[0, 1] > 0.99
 
@@ -124,7 +131,7 @@ def test_reduce_range_makes_native_and_wasm_agree(exports, batches):
     """x86 onnxruntime-node saturates uint8×int8 products of full-range weights; with 7-bit
     weights the native and wasm kernels compute the same integers."""
     model = exports / "int8-reduce-range" / "model.onnx"
-    for native, wasm in zip(run_onnx(model, batches), run_onnx(model, batches, runtime="web", threads=2)):
+    for native, wasm in zip(run_onnx(model, batches), run_onnx(model, batches, runtime="web", threads=2), strict=True):
         np.testing.assert_allclose(native, wasm, atol=1e-3, rtol=0)
     proto = onnx.load(model)
     table = next(i for i in proto.graph.initializer if i.data_type == onnx.TensorProto.INT8)
@@ -140,15 +147,21 @@ def test_full_logits_export_has_transformers_js_layout(exports):
     link = directory / "onnx" / "model_quantized.onnx"
     assert link.is_symlink() and link.resolve() == (directory / "model.onnx").resolve()
     config = json.loads((directory / "config.json").read_text())
-    assert config["architectures"] == ["BertForMaskedLM"] and config["vocab_size"] == manifest["architecture"]["vocab_size"]
+    assert (
+        config["architectures"] == ["BertForMaskedLM"]
+        and config["vocab_size"] == manifest["architecture"]["vocab_size"]
+    )
     assert (exports / "fp32-full" / "onnx" / "model.onnx").is_symlink()
 
 
 def test_int8_weights_are_per_channel_int8(exports, tiny_model):
     proto = onnx.load(exports / "int8-integer" / "model.onnx")
     inits = {i.name: numpy_helper.to_array(i) for i in proto.graph.initializer}
-    float_matrices = [n for n, a in inits.items() if a.dtype == np.float32 and a.ndim == 2 and min(a.shape) > 1
-                      and "position" not in n and "token_type" not in n]
+    float_matrices = [
+        n
+        for n, a in inits.items()
+        if a.dtype == np.float32 and a.ndim == 2 and min(a.shape) > 1 and "position" not in n and "token_type" not in n
+    ]
     assert float_matrices == []
     matmul_weights = {n.input[1] for n in proto.graph.node if n.op_type == "MatMulInteger"}
     assert len(matmul_weights) == 6 * tiny_model[0].config.num_hidden_layers + 2
@@ -160,9 +173,15 @@ def test_manifest(exports, tiny_model, tiny_checkpoint):
     manifest = json.loads((exports / "int8-integer-to-float" / "model.json").read_text())
     model = tiny_model[0]
     assert manifest["format"] == "tiankong-model/1"
-    assert manifest["architecture"] == {"type": "bert", "num_hidden_layers": 2, "hidden_size": 64,
-                                        "num_attention_heads": 4, "intermediate_size": 128,
-                                        "vocab_size": model.config.vocab_size, "max_position_embeddings": 128}
+    assert manifest["architecture"] == {
+        "type": "bert",
+        "num_hidden_layers": 2,
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "intermediate_size": 128,
+        "vocab_size": model.config.vocab_size,
+        "max_position_embeddings": 128,
+    }
     assert manifest["special_tokens"] == {"pad": 0, "unk": 1, "cls": 2, "sep": 3, "mask": 4}
     assert manifest["inputs"] == ["input_ids", "attention_mask", "mask_positions"]
     assert manifest["logits"] == "mask-only" and manifest["quantization"]["scheme"] == "int8-dynamic-per-channel"
@@ -170,9 +189,11 @@ def test_manifest(exports, tiny_model, tiny_checkpoint):
     onnx_bytes = (exports / "int8-integer-to-float" / "model.onnx").read_bytes()
     assert manifest["files"]["model.onnx"]["bytes"] == len(onnx_bytes)
     import hashlib
+
     assert manifest["files"]["model.onnx"]["sha256"] == hashlib.sha256(onnx_bytes).hexdigest()
-    assert (exports / "int8-integer-to-float" / "vocab.txt").read_text(encoding="utf-8") == \
-        (tiny_checkpoint / "vocab.txt").read_text(encoding="utf-8")
+    assert (exports / "int8-integer-to-float" / "vocab.txt").read_text(encoding="utf-8") == (
+        tiny_checkpoint / "vocab.txt"
+    ).read_text(encoding="utf-8")
 
 
 def test_max_length_beyond_positions_is_rejected(tiny_checkpoint, tmp_path):
@@ -187,9 +208,17 @@ def test_tiankong_block_exports_and_quantizes(tmp_path, tiny_model, batches):
     from tiankong_model.checkpoint import load_checkpoint, save_checkpoint
 
     _, vocab = tiny_model
-    config = BertConfig(vocab_size=len(vocab), hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                        intermediate_size=96, max_position_embeddings=128, layer_norm_position="pre",
-                        projection_bias=False, ffn_type="geglu")
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=96,
+        max_position_embeddings=128,
+        layer_norm_position="pre",
+        projection_bias=False,
+        ffn_type="geglu",
+    )
     torch.manual_seed(3)
     model = BertForMaskedLM(config).eval()
     with torch.no_grad():
@@ -204,10 +233,17 @@ def test_tiankong_block_exports_and_quantizes(tmp_path, tiny_model, batches):
     export_model(tmp_path / "ckpt", tmp_path / "int8", log=lambda *_: None)
     manifest = json.loads((tmp_path / "int8" / "model.json").read_text())
     assert manifest["architecture"]["layer_norm_position"] == "pre" and manifest["architecture"]["ffn_type"] == "geglu"
-    for batch, logits in zip(batches, run_onnx(tmp_path / "fp32" / "model.onnx", batches)):
+    for batch, logits in zip(batches, run_onnx(tmp_path / "fp32" / "model.onnx", batches), strict=True):
         np.testing.assert_allclose(logits, torch_logits(model, batch), atol=2e-4, rtol=0)
-    reference = np.concatenate([b.reshape(-1, b.shape[-1]) for b in run_onnx(tmp_path / "fp32" / "model.onnx", batches)])
-    quantized = np.concatenate([b.reshape(-1, b.shape[-1]) for b in run_onnx(tmp_path / "int8" / "model.onnx", batches, runtime="web", threads=2)])
+    reference = np.concatenate(
+        [b.reshape(-1, b.shape[-1]) for b in run_onnx(tmp_path / "fp32" / "model.onnx", batches)]
+    )
+    quantized = np.concatenate(
+        [
+            b.reshape(-1, b.shape[-1])
+            for b in run_onnx(tmp_path / "int8" / "model.onnx", batches, runtime="web", threads=2)
+        ]
+    )
     assert np.corrcoef(reference.ravel(), quantized.ravel())[0, 1] > 0.99
 
 
@@ -216,9 +252,16 @@ def core_logits(model_dir, batches, runtime="node"):
     ONNX Runtime for the hidden states at the masks, then hidden x table^T + bias (numpy here; the
     C++ output layer is tested against the same definition in wasm/src/output_layer_test.cc)."""
     from tiankong_model.head import read_head
+
     head = read_head(model_dir / "head.bin")
-    feeds = [{"inputs_embeds": head["table"][b["input_ids"]], "attention_mask": b["attention_mask"],
-              "mask_positions": b["mask_positions"]} for b in batches]
+    feeds = [
+        {
+            "inputs_embeds": head["table"][b["input_ids"]],
+            "attention_mask": b["attention_mask"],
+            "mask_positions": b["mask_positions"],
+        }
+        for b in batches
+    ]
     hidden = run_onnx(model_dir / "model.onnx", feeds, runtime=runtime, threads=2)
     return [h @ head["table"].T + head["bias"] for h in hidden]
 
@@ -231,11 +274,15 @@ def test_core_graph_ends_at_the_hidden_state_and_head_bin_completes_it(tiny_mode
     assert manifest["outputs"] == ["hidden"] and manifest["logits"] == "core"
     assert manifest["head"] == {"file": "head.bin", "dtype": "int8"} and "head.bin" in manifest["files"]
     proto = onnx.load(tmp_path / "core-int8" / "model.onnx")
-    assert not any(i.name.startswith("bert.embeddings.word_embeddings") for i in proto.graph.initializer)  # stored once, in head.bin
-    for batch, logits in zip(batches, core_logits(tmp_path / "core-fp32", batches)):
+    assert not any(
+        i.name.startswith("bert.embeddings.word_embeddings") for i in proto.graph.initializer
+    )  # stored once, in head.bin
+    for batch, logits in zip(batches, core_logits(tmp_path / "core-fp32", batches), strict=True):
         np.testing.assert_allclose(logits, torch_logits(tiny_model[0], batch), atol=3e-4, rtol=0)
     reference = np.concatenate([b.reshape(-1, b.shape[-1]) for b in core_logits(tmp_path / "core-fp32", batches)])
-    quantized = np.concatenate([b.reshape(-1, b.shape[-1]) for b in core_logits(tmp_path / "core-int8", batches, "web")])
+    quantized = np.concatenate(
+        [b.reshape(-1, b.shape[-1]) for b in core_logits(tmp_path / "core-int8", batches, "web")]
+    )
     assert np.corrcoef(reference.ravel(), quantized.ravel())[0, 1] > 0.99
 
 
@@ -246,6 +293,10 @@ def test_fp16_weights_export_is_close_to_fp32(tiny_checkpoint, batches, tmp_path
     proto = onnx.load(tmp_path / "fp16" / "model.onnx")
     assert any(i.data_type == onnx.TensorProto.FLOAT16 for i in proto.graph.initializer)
     assert json.loads((tmp_path / "fp16" / "model.json").read_text())["quantization"]["scheme"] == "fp16-weights"
-    run = core_logits if graph == "core" else (lambda d, b, rt="node": run_onnx(d / "model.onnx", b, runtime=rt, threads=2))
-    for reference, half in zip(run(tmp_path / "fp32", batches), run(tmp_path / "fp16", batches, "web")):
+    run = (
+        core_logits
+        if graph == "core"
+        else (lambda d, b, rt="node": run_onnx(d / "model.onnx", b, runtime=rt, threads=2))
+    )
+    for reference, half in zip(run(tmp_path / "fp32", batches), run(tmp_path / "fp16", batches, "web"), strict=True):
         np.testing.assert_allclose(half, reference, atol=0.02 * np.abs(reference).max(), rtol=0)

@@ -1,11 +1,11 @@
 """Vocab pruning keeps the logits of kept tokens and counts tokens with HF's tokenizer."""
+
 from __future__ import annotations
 
 import json
 
 import numpy as np
 import torch
-
 from conftest import run_onnx, sample_batch
 from tiankong_model.export_model import export_model
 from tiankong_model.prune import count_tokens, kept_token_ids, prune_model
@@ -40,10 +40,16 @@ def test_pruned_model_keeps_logits_of_kept_tokens(tiny_model):
     batch = sample_batch(len(keep), seed=3)
     old_ids = np.vectorize(lambda i: keep[i])(batch["input_ids"])
     with torch.no_grad():
-        full = model(torch.from_numpy(old_ids), torch.from_numpy(batch["attention_mask"]),
-                     mask_positions=torch.from_numpy(batch["mask_positions"]))
-        small = pruned(torch.from_numpy(batch["input_ids"]), torch.from_numpy(batch["attention_mask"]),
-                       mask_positions=torch.from_numpy(batch["mask_positions"]))
+        full = model(
+            torch.from_numpy(old_ids),
+            torch.from_numpy(batch["attention_mask"]),
+            mask_positions=torch.from_numpy(batch["mask_positions"]),
+        )
+        small = pruned(
+            torch.from_numpy(batch["input_ids"]),
+            torch.from_numpy(batch["attention_mask"]),
+            mask_positions=torch.from_numpy(batch["mask_positions"]),
+        )
     torch.testing.assert_close(small, full[..., keep], rtol=0, atol=1e-5)
     assert all(new_id[k] == j for j, k in enumerate(keep))
 
@@ -68,7 +74,9 @@ def test_export_with_pruning(tiny_checkpoint, tiny_model, tmp_path):
     batch = sample_batch(len(vocab), seed=5)
     (got,) = run_onnx(out / "model.onnx", [batch])
     with torch.no_grad():
-        full = tiny_model[0](torch.from_numpy(np.vectorize(lambda i: keep[i])(batch["input_ids"])),
-                             torch.from_numpy(batch["attention_mask"]),
-                             mask_positions=torch.from_numpy(batch["mask_positions"]))[..., keep].numpy()
+        full = tiny_model[0](
+            torch.from_numpy(np.vectorize(lambda i: keep[i])(batch["input_ids"])),
+            torch.from_numpy(batch["attention_mask"]),
+            mask_positions=torch.from_numpy(batch["mask_positions"]),
+        )[..., keep].numpy()
     np.testing.assert_allclose(got, full, atol=2e-4, rtol=0)

@@ -1,8 +1,8 @@
 """Per-channel symmetric int8 weight quantization."""
+
 from __future__ import annotations
 
 import numpy as np
-
 from tiankong_model.quantize import quantize_columns
 
 

@@ -1,6 +1,7 @@
 """Training (model/tiankong_model/train.py): schedules, position codes, a short run on a synthetic
 corpus that learns, checkpoints and resumes (from the local checkpoint and from a weights-only one),
 and the GPU bundle's CPU dry run (scripts/prepare-gpu-run + run.sh + scripts/import-gpu-run)."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,6 @@ import subprocess
 
 import numpy as np
 import pytest
-
 from conftest import REPO_ROOT
 from test_train_data import VOCAB, write_corpus
 from tiankong_model.checkpoint import load_checkpoint
@@ -25,7 +25,7 @@ def test_schedule_warms_up_holds_then_decays():
     assert abs(learning_rate(0.9, 1.0, 0.1, decay=0.2, floor=0.0) - 0.5) < 1e-12
     assert abs(learning_rate(1.0, 1.0, 0.1, decay=0.2, floor=0.02) - 0.02) < 1e-12
     values = [learning_rate(p / 100, 1.0, 0.1) for p in range(10, 101)]
-    assert all(a >= b for a, b in zip(values, values[1:]))
+    assert all(a >= b for a, b in zip(values, values[1:], strict=False))
 
 
 def test_mask_rate_falls_from_start_to_end():
@@ -53,9 +53,36 @@ def synthetic_corpus(directory, lines=400):
     write_corpus(directory, "val", [patterns[0], patterns[1]] * 20, sources=[0, 1] * 20)
 
 
-TINY = ["--layers", "1", "--hidden", "32", "--heads", "2", "--ffn", "64", "--seq-len", "16", "--batch", "16",
-        "--lr", "3e-3", "--threads", "1", "--tokens", "1e9", "--warmup", "0", "--mask-start", "0.15",
-        "--span-share", "0", "--oversample", "b=2", "--bf16", "off"]
+TINY = [
+    "--layers",
+    "1",
+    "--hidden",
+    "32",
+    "--heads",
+    "2",
+    "--ffn",
+    "64",
+    "--seq-len",
+    "16",
+    "--batch",
+    "16",
+    "--lr",
+    "3e-3",
+    "--threads",
+    "1",
+    "--tokens",
+    "1e9",
+    "--warmup",
+    "0",
+    "--mask-start",
+    "0.15",
+    "--span-share",
+    "0",
+    "--oversample",
+    "b=2",
+    "--bf16",
+    "off",
+]
 
 
 def read_log(out):
@@ -75,7 +102,9 @@ def test_training_learns_and_resumes(tmp_path):
     assert vocab == VOCAB and model.config.num_hidden_layers == 1 and model.config.layer_norm_position == "pre"
 
     # Resuming keeps the stored recipe: no size options needed, 20 more steps.
-    assert main(["--corpus", str(corpus), "--out", str(out), "--threads", "1", "--bf16", "off", "--max-steps", "170"]) == 0
+    assert (
+        main(["--corpus", str(corpus), "--out", str(out), "--threads", "1", "--bf16", "off", "--max-steps", "170"]) == 0
+    )
     assert [e["step"] for e in read_log(out) if e.get("final")] == [150, 170]
     resumed = json.loads((out / "checkpoint" / "training_state.json").read_text())
     assert resumed["tokens_seen"] > state["tokens_seen"] and resumed["recipe"] == state["recipe"]
@@ -91,8 +120,27 @@ def test_weights_only_checkpoint_continues_with_a_rewarm(tmp_path):
     committed = tmp_path / "committed"
     files = save_weights_dir(model, vocab, state, committed)  # what ship-default-model commits (bf16)
     assert "model.safetensors" in files
-    assert main(["--corpus", str(corpus), "--out", str(second), "--init-from", str(committed), "--threads", "1",
-                 "--bf16", "off", "--max-steps", "160", "--rewarm-steps", "5"]) == 0
+    assert (
+        main(
+            [
+                "--corpus",
+                str(corpus),
+                "--out",
+                str(second),
+                "--init-from",
+                str(committed),
+                "--threads",
+                "1",
+                "--bf16",
+                "off",
+                "--max-steps",
+                "160",
+                "--rewarm-steps",
+                "5",
+            ]
+        )
+        == 0
+    )
     log = read_log(second)
     assert log[-1]["step"] == 160 and log[-1]["val_top1"] > 0.6  # continued, not restarted from scratch
     assert json.loads((second / "checkpoint" / "training_state.json").read_text())["tokens_seen"] > state["tokens_seen"]
@@ -122,13 +170,16 @@ def test_gpu_bundle_dry_run_on_cpu(tmp_path):
     that exports. The same path a GPU machine runs, known to work before any GPU time is spent."""
     corpus, bundle, out = tmp_path / "corpus", tmp_path / "bundle", tmp_path / "out"
     synthetic_corpus(corpus, lines=2000)
-    run = lambda *cmd, **env: subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
-                                             env={**os.environ, **env})
+    run = lambda *cmd, **env: subprocess.run(
+        cmd, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, **env}
+    )
     prepared = run("scripts/prepare-gpu-run", "--corpus", str(corpus), "--out", str(bundle))
     assert prepared.returncode == 0, prepared.stderr
     size = sum(f.stat().st_size for f in bundle.rglob("*") if f.is_file())
     assert size < 40e6
-    trained = run("bash", str(bundle / "run.sh"), str(out), "0.15", DEVICE="cpu", SIZE="tiny", PYTHON="/usr/bin/python3")
+    trained = run(
+        "bash", str(bundle / "run.sh"), str(out), "0.15", DEVICE="cpu", SIZE="tiny", PYTHON="/usr/bin/python3"
+    )
     assert trained.returncode == 0, trained.stdout[-2000:] + trained.stderr[-2000:]
     returned = [f for f in out.rglob("*") if f.is_file()]
     assert len(returned) <= 8 and all(f.stat().st_size <= 16 * 2**20 for f in returned)
@@ -142,14 +193,31 @@ def test_gpu_bundle_dry_run_on_cpu(tmp_path):
 
 def test_training_report_plots_the_validation_curve(tmp_path):
     from tiankong_model.training_report import main as report_main
+
     log = tmp_path / "log.jsonl"
-    log.write_text("\n".join(json.dumps(e) for e in [
-        {"step": 50, "tokens": 1_000_000, "loss": 7.0},
-        {"step": 100, "tokens": 2_000_000, "val_loss": 6.5, "val_top1": 0.1},
-        {"step": 200, "tokens": 4_000_000, "val_loss": 5.5, "val_top1": 0.2}]) + "\n")
+    log.write_text(
+        "\n".join(
+            json.dumps(e)
+            for e in [
+                {"step": 50, "tokens": 1_000_000, "loss": 7.0},
+                {"step": 100, "tokens": 2_000_000, "val_loss": 6.5, "val_top1": 0.1},
+                {"step": 200, "tokens": 4_000_000, "val_loss": 5.5, "val_top1": 0.2},
+            ]
+        )
+        + "\n"
+    )
     state = tmp_path / "state.json"
-    state.write_text(json.dumps({"tokens_seen": 4_000_000, "step": 200, "epoch": 0, "elapsed_s": 3600,
-                                 "segments": [{"device": "cpu", "seconds": 3600}]}))
+    state.write_text(
+        json.dumps(
+            {
+                "tokens_seen": 4_000_000,
+                "step": 200,
+                "epoch": 0,
+                "elapsed_s": 3600,
+                "segments": [{"device": "cpu", "seconds": 3600}],
+            }
+        )
+    )
     assert report_main([str(log), str(state), str(tmp_path / "curve.svg"), "--json", str(tmp_path / "r.json")]) == 0
     svg = (tmp_path / "curve.svg").read_text()
     assert svg.startswith("<svg") and svg.count("<circle") == 2

@@ -1,11 +1,11 @@
 """Training data (model/tiankong_model/train_data.py): oversampling, row packing, whole-word and
 span masking."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
-
 from tiankong_model.train_data import Corpus, Masker, epoch_order, pack_sequences, parse_oversampling, single_line_rows
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "##b", "c", "d", "e", "f", "g", "h"]
@@ -28,7 +28,7 @@ def reference_pack(corpus, order, seq_len):
     for i in order:
         line = list(corpus.line(int(i)))
         for start in range(0, len(line), body):
-            piece = line[start:start + body] + [SEP]
+            piece = line[start : start + body] + [SEP]
             if len(current) + len(piece) > seq_len - 1:
                 rows.append(current)
                 current = []
@@ -54,7 +54,7 @@ def test_vectorised_packing_matches_the_reference(tmp_path):
     rng = np.random.default_rng(3)
     lines = [list(rng.integers(5, 13, rng.integers(0, 40))) for _ in range(300)]
     lines[0] = [5]  # and some empty ones from integers(0, ...)
-    write_corpus(tmp_path, "train", [l for l in lines if l] + [[]] * 0)
+    write_corpus(tmp_path, "train", [line for line in lines if line] + [[]] * 0)
     corpus = Corpus(tmp_path, "train")
     order = rng.permutation(corpus.num_lines)
     for seq_len in (8, 16, 64):
@@ -70,8 +70,9 @@ def test_single_line_rows(tmp_path):
 def test_oversampling_repeats_sources_by_weight(tmp_path):
     write_corpus(tmp_path, "train", [[5]] * 1000 + [[7]] * 100, sources=[0] * 1000 + [1] * 100)
     corpus = Corpus(tmp_path, "train")
-    order = epoch_order(corpus, ["poetry", "tatoeba"], parse_oversampling("tatoeba=4, poetry=0.5"),
-                        np.random.default_rng(0))
+    order = epoch_order(
+        corpus, ["poetry", "tatoeba"], parse_oversampling("tatoeba=4, poetry=0.5"), np.random.default_rng(0)
+    )
     counts = np.bincount(corpus.sources[order])
     assert counts[1] == 400 and 430 < counts[0] < 570
     assert len(set(order.tolist())) < len(order)  # repeats, shuffled together

@@ -17,6 +17,7 @@ Three config switches give the compute-efficient block of "Cramming" (Geiping & 
 Such a config is written with model_type "tiankong_bert", so Hugging Face tools refuse it
 instead of loading it into post-LN BERT layers with missing weights.
 """
+
 from __future__ import annotations
 
 import json
@@ -52,7 +53,7 @@ class BertConfig:
         return self.layer_norm_position == "post" and self.projection_bias and self.ffn_type == "mlp"
 
     @classmethod
-    def from_json_file(cls, path: str | Path) -> "BertConfig":
+    def from_json_file(cls, path: str | Path) -> BertConfig:
         """Reads an HF config.json, keeping the fields this architecture uses.
 
         Raises ValueError for configs this module cannot run (non-BERT model type,
@@ -60,8 +61,9 @@ class BertConfig:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
         model_type = raw.get("model_type", "bert")
         if model_type not in ("bert", "tiankong_bert"):
-            raise ValueError(f"{path}: model_type is {model_type!r}; only 'bert' (and our 'tiankong_bert') "
-                             f"checkpoints are supported")
+            raise ValueError(
+                f"{path}: model_type is {model_type!r}; only 'bert' (and our 'tiankong_bert') checkpoints are supported"
+            )
         known = {f.name for f in fields(cls)}
         config = cls(**{k: v for k, v in raw.items() if k in known})
         if model_type == "bert" and not config.is_hf_bert:
@@ -73,16 +75,19 @@ class BertConfig:
         if config.hidden_act not in ("gelu", "gelu_new", "gelu_pytorch_tanh"):
             raise ValueError(f"{path}: hidden_act {config.hidden_act!r} is not supported (gelu only)")
         if config.hidden_size % config.num_attention_heads:
-            raise ValueError(f"{path}: hidden_size {config.hidden_size} is not a multiple of "
-                             f"num_attention_heads {config.num_attention_heads}")
+            raise ValueError(
+                f"{path}: hidden_size {config.hidden_size} is not a multiple of "
+                f"num_attention_heads {config.num_attention_heads}"
+            )
         return config
 
     def to_hf_dict(self) -> dict:
         """The config.json content HF `BertForMaskedLM` reads (for our block variants: the same
         layout under model_type "tiankong_bert", which HF does not load)."""
         if self.is_hf_bert:
-            fields_ = {k: v for k, v in asdict(self).items()
-                       if k not in ("layer_norm_position", "projection_bias", "ffn_type")}
+            fields_ = {
+                k: v for k, v in asdict(self).items() if k not in ("layer_norm_position", "projection_bias", "ffn_type")
+            }
             return {"architectures": ["BertForMaskedLM"], "model_type": "bert", **fields_}
         return {"architectures": ["TiankongBertForMaskedLM"], "model_type": "tiankong_bert", **asdict(self)}
 
@@ -99,8 +104,9 @@ class BertEmbeddings(nn.Module):
         self.token_type_embeddings = nn.Embedding(c.type_vocab_size, c.hidden_size)
         self.LayerNorm = nn.LayerNorm(c.hidden_size, eps=c.layer_norm_eps)
 
-    def forward(self, input_ids: torch.Tensor | None, token_type_ids: torch.Tensor,
-                inputs_embeds: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, input_ids: torch.Tensor | None, token_type_ids: torch.Tensor, inputs_embeds: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """`inputs_embeds` (the word-embedding rows, computed outside) replaces `input_ids`."""
         words = self.word_embeddings(input_ids) if inputs_embeds is None else inputs_embeds
         positions = torch.arange(words.shape[1], device=words.device).unsqueeze(0)

@@ -4,6 +4,7 @@
 A checkpoint directory holds config.json, vocab.txt, optional tokenizer_config.json and
 the weights (model.safetensors preferred over pytorch_model.bin when both exist, as HF does).
 """
+
 from __future__ import annotations
 
 import json
@@ -14,9 +15,9 @@ import torch
 
 from .bert import BertConfig, BertForMaskedLM
 from .safetensors import save_safetensors
+from .vocab import read_vocab, special_token_ids, write_vocab
 from .weights import INDEX_FILE as INDEX_NAME
 from .weights import load_weights_dir
-from .vocab import read_vocab, special_token_ids, write_vocab
 
 BIN_NAME = "pytorch_model.bin"
 SAFETENSORS_NAME = "model.safetensors"
@@ -26,8 +27,10 @@ SAFETENSORS_NAME = "model.safetensors"
 _IGNORED_KEYS = re.compile(r"^(bert\.pooler\..*|cls\.seq_relationship\..*|bert\.embeddings\.position_ids)$")
 # The decoder is tied to the word embeddings and its bias is `cls.predictions.bias`:
 # files may or may not store these duplicates (HF's safetensors never does).
-_TIED_KEYS = {"cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
-              "cls.predictions.decoder.bias": "cls.predictions.bias"}
+_TIED_KEYS = {
+    "cls.predictions.decoder.weight": "bert.embeddings.word_embeddings.weight",
+    "cls.predictions.decoder.bias": "cls.predictions.bias",
+}
 # TF-converted checkpoints (bert-base-chinese's original .bin among them) name LayerNorm
 # parameters gamma/beta.
 _LEGACY_SUFFIXES = {"LayerNorm.gamma": "LayerNorm.weight", "LayerNorm.beta": "LayerNorm.bias"}
@@ -105,14 +108,18 @@ def load_checkpoint(checkpoint_dir: str | Path) -> tuple[BertForMaskedLM, list[s
     config = BertConfig.from_json_file(directory / "config.json")
     vocab = read_vocab(directory / "vocab.txt")
     if len(vocab) != config.vocab_size:
-        raise CheckpointError(f"{directory}: vocab.txt has {len(vocab)} tokens but config.json says "
-                              f"vocab_size {config.vocab_size}")
+        raise CheckpointError(
+            f"{directory}: vocab.txt has {len(vocab)} tokens but config.json says vocab_size {config.vocab_size}"
+        )
     special_token_ids(vocab)
     model = BertForMaskedLM(config)
     state = normalize_state_dict(read_weights(directory), canonical_keys(model))
     own = model.state_dict()
-    wrong = [f"{k}: file {tuple(v.shape)} vs model {tuple(own[k].shape)}"
-             for k, v in sorted(state.items()) if v.shape != own[k].shape]
+    wrong = [
+        f"{k}: file {tuple(v.shape)} vs model {tuple(own[k].shape)}"
+        for k, v in sorted(state.items())
+        if v.shape != own[k].shape
+    ]
     if wrong:
         raise CheckpointError(f"{directory}: tensor shapes do not match config.json:\n  " + "\n  ".join(wrong))
     model.load_state_dict(state, strict=False)  # the tied duplicates follow their sources
@@ -129,14 +136,25 @@ def read_lowercase(checkpoint_dir: str | Path) -> bool:
 
 def hf_config_json(config: BertConfig) -> str:
     """config.json as `transformers` writes it for BertForMaskedLM (sorted keys, indent 2)."""
-    fields = {**config.to_hf_dict(), "attention_probs_dropout_prob": 0.1, "hidden_dropout_prob": 0.1,
-              "classifier_dropout": None, "position_embedding_type": "absolute", "torch_dtype": "float32",
-              "use_cache": True}
+    fields = {
+        **config.to_hf_dict(),
+        "attention_probs_dropout_prob": 0.1,
+        "hidden_dropout_prob": 0.1,
+        "classifier_dropout": None,
+        "position_embedding_type": "absolute",
+        "torch_dtype": "float32",
+        "use_cache": True,
+    }
     return json.dumps(fields, indent=2, sort_keys=True) + "\n"
 
 
-def save_checkpoint(model: BertForMaskedLM, vocab: list[str], out_dir: str | Path,
-                    formats: tuple[str, ...] = ("safetensors",), lowercase: bool = False) -> None:
+def save_checkpoint(
+    model: BertForMaskedLM,
+    vocab: list[str],
+    out_dir: str | Path,
+    formats: tuple[str, ...] = ("safetensors",),
+    lowercase: bool = False,
+) -> None:
     """Writes an HF checkpoint directory: config.json, vocab.txt, tokenizer_config.json and
     `pytorch_model.bin` ("bin", full state dict as torch.save writes it) and/or
     `model.safetensors` ("safetensors", tied duplicates dropped as HF does)."""
@@ -149,10 +167,18 @@ def save_checkpoint(model: BertForMaskedLM, vocab: list[str], out_dir: str | Pat
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "config.json").write_text(hf_config_json(model.config), encoding="utf-8")
     write_vocab(vocab, directory / "vocab.txt")
-    tokenizer_config = {"do_lower_case": lowercase, "tokenizer_class": "BertTokenizer", "model_max_length":
-                        model.config.max_position_embeddings, "unk_token": "[UNK]", "sep_token": "[SEP]",
-                        "pad_token": "[PAD]", "cls_token": "[CLS]", "mask_token": "[MASK]",
-                        "tokenize_chinese_chars": True, "strip_accents": None}
+    tokenizer_config = {
+        "do_lower_case": lowercase,
+        "tokenizer_class": "BertTokenizer",
+        "model_max_length": model.config.max_position_embeddings,
+        "unk_token": "[UNK]",
+        "sep_token": "[SEP]",
+        "pad_token": "[PAD]",
+        "cls_token": "[CLS]",
+        "mask_token": "[MASK]",
+        "tokenize_chinese_chars": True,
+        "strip_accents": None,
+    }
     (directory / "tokenizer_config.json").write_text(json.dumps(tokenizer_config, indent=2) + "\n", encoding="utf-8")
     state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
     if "bin" in formats:

@@ -1,5 +1,6 @@
 """Where the raw data lives (the Python side of model/tooling/data-paths.mjs): TIANKONG_DATA, or
 ../shared/data beside the repository. Only work that needs the full data reads it."""
+
 from __future__ import annotations
 
 import os

@@ -6,6 +6,7 @@
 - "mask-only": token ids in, logits at the masks out (the whole network in ONNX Runtime).
 - "full": the standard BERT-MLM graph, logits at every position (transformers.js-compatible).
 """
+
 from __future__ import annotations
 
 import io
@@ -81,23 +82,38 @@ def export_fp32(model: BertForMaskedLM, kind: str = "core", token_type_ids: bool
     output = graph_output(kind)
     batch, seq = 1, 8  # trace shapes only: every axis is exported as dynamic
     generator = torch.Generator().manual_seed(0)
-    examples = {"input_ids": (torch.arange(5, 5 + seq) % model.config.vocab_size).unsqueeze(0),
-                "inputs_embeds": torch.randn(batch, seq, model.config.hidden_size, generator=generator) * 0.02,
-                "attention_mask": torch.ones(batch, seq, dtype=torch.int64),
-                "token_type_ids": torch.zeros(batch, seq, dtype=torch.int64),
-                "mask_positions": torch.tensor([[1, 4]], dtype=torch.int64)}
-    dynamic_axes = {"input_ids": {0: "batch", 1: "sequence"}, "inputs_embeds": {0: "batch", 1: "sequence"},
-                    "attention_mask": {0: "batch", 1: "sequence"},
-                    "token_type_ids": {0: "batch", 1: "sequence"}, "mask_positions": {0: "batch", 1: "masks"},
-                    output: {0: "batch", 1: "sequence" if kind == "full" else "masks"}}
-    wrapper = {"full": lambda: _FullLogitsLM(model), "mask-only": lambda: _MaskOnlyLM(model, token_type_ids),
-               "core": lambda: _CoreHeadLM(model, token_type_ids)}[kind]()
+    examples = {
+        "input_ids": (torch.arange(5, 5 + seq) % model.config.vocab_size).unsqueeze(0),
+        "inputs_embeds": torch.randn(batch, seq, model.config.hidden_size, generator=generator) * 0.02,
+        "attention_mask": torch.ones(batch, seq, dtype=torch.int64),
+        "token_type_ids": torch.zeros(batch, seq, dtype=torch.int64),
+        "mask_positions": torch.tensor([[1, 4]], dtype=torch.int64),
+    }
+    dynamic_axes = {
+        "input_ids": {0: "batch", 1: "sequence"},
+        "inputs_embeds": {0: "batch", 1: "sequence"},
+        "attention_mask": {0: "batch", 1: "sequence"},
+        "token_type_ids": {0: "batch", 1: "sequence"},
+        "mask_positions": {0: "batch", 1: "masks"},
+        output: {0: "batch", 1: "sequence" if kind == "full" else "masks"},
+    }
+    wrapper = {
+        "full": lambda: _FullLogitsLM(model),
+        "mask-only": lambda: _MaskOnlyLM(model, token_type_ids),
+        "core": lambda: _CoreHeadLM(model, token_type_ids),
+    }[kind]()
     buffer = io.BytesIO()
     with torch.no_grad():
-        torch.onnx.export(wrapper.eval(), tuple(examples[n] for n in names), buffer, opset_version=OPSET,
-                          input_names=names, output_names=[output],
-                          dynamic_axes={n: dynamic_axes[n] for n in [*names, output]},
-                          do_constant_folding=True)
+        torch.onnx.export(
+            wrapper.eval(),
+            tuple(examples[n] for n in names),
+            buffer,
+            opset_version=OPSET,
+            input_names=names,
+            output_names=[output],
+            dynamic_axes={n: dynamic_axes[n] for n in [*names, output]},
+            do_constant_folding=True,
+        )
     proto = onnx.load_from_string(buffer.getvalue())
     _name_initializers(proto)
     _bypass_constant_identities(proto)
@@ -114,8 +130,9 @@ def _name_initializers(proto: onnx.ModelProto) -> None:
     renames = {}
     for node in proto.graph.node:
         if node.op_type == "MatMul" and node.input[1].startswith("onnx::"):
-            renames[node.input[1]] = node.name.strip("/").removeprefix("model/").removesuffix("/MatMul") \
-                .replace("/", ".") + ".weight_t"
+            renames[node.input[1]] = (
+                node.name.strip("/").removeprefix("model/").removesuffix("/MatMul").replace("/", ".") + ".weight_t"
+            )
     for init in proto.graph.initializer:
         renames.setdefault(init.name, init.name.removeprefix("model."))
     for init in proto.graph.initializer:
@@ -130,8 +147,11 @@ def _bypass_constant_identities(proto: onnx.ModelProto) -> None:
     bias adds stay recognisable for the quantizer's fusions."""
     initializers = {init.name for init in proto.graph.initializer}
     outputs = {out.name for out in proto.graph.output}
-    bypass = {node.output[0]: node.input[0] for node in proto.graph.node
-              if node.op_type == "Identity" and node.input[0] in initializers and node.output[0] not in outputs}
+    bypass = {
+        node.output[0]: node.input[0]
+        for node in proto.graph.node
+        if node.op_type == "Identity" and node.input[0] in initializers and node.output[0] not in outputs
+    }
     kept = [node for node in proto.graph.node if not (node.op_type == "Identity" and node.output[0] in bypass)]
     for node in kept:
         node.input[:] = [bypass.get(name, name) for name in node.input]
@@ -161,5 +181,7 @@ def tie_decoder_to_embedding(proto: onnx.ModelProto) -> None:
     for name in copies:
         graph.initializer.remove(initializers[name])
     position = next(i for i, n in enumerate(graph.node) if transposed_name in n.input)
-    graph.node.insert(position, helper.make_node("Transpose", [WORD_EMBEDDINGS], [transposed_name],
-                                                 name="tied_decoder_transpose", perm=[1, 0]))
+    graph.node.insert(
+        position,
+        helper.make_node("Transpose", [WORD_EMBEDDINGS], [transposed_name], name="tied_decoder_transpose", perm=[1, 0]),
+    )

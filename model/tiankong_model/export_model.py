@@ -1,5 +1,6 @@
 """`scripts/export-model`: HF BERT checkpoint -> model directory for the runtime
 (model.onnx, INT8 mask-only by default; vocab.txt; model.json)."""
+
 from __future__ import annotations
 
 import argparse
@@ -32,11 +33,24 @@ def portable_path(path: str | Path) -> str:
         return resolved.name
 
 
-def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = False, graph: str = "mask-only", fp32: bool = False,
-                 prune_corpus: Path | None = None, min_count: int = 1, max_length: int | None = None,
-                 token_type_ids: bool = False, pattern: str = DEFAULT_PATTERN, reduce_range: bool = False,
-                 fp16_weights: bool = False, window: tuple[int, int] | None = None, name: str | None = None,
-                 log=print) -> dict:
+def export_model(
+    checkpoint_dir: Path,
+    out_dir: Path,
+    *,
+    full_logits: bool = False,
+    graph: str = "mask-only",
+    fp32: bool = False,
+    prune_corpus: Path | None = None,
+    min_count: int = 1,
+    max_length: int | None = None,
+    token_type_ids: bool = False,
+    pattern: str = DEFAULT_PATTERN,
+    reduce_range: bool = False,
+    fp16_weights: bool = False,
+    window: tuple[int, int] | None = None,
+    name: str | None = None,
+    log=print,
+) -> dict:
     """Exports a checkpoint directory into `out_dir` and returns the manifest written.
 
     `graph`: "mask-only" (logits at the masks), "core" (hidden states at the masks; the C++ core
@@ -55,17 +69,26 @@ def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = Fal
     if not 2 < max_length <= limit:
         raise ValueError(f"--max-length {max_length} must be in 3..{limit} (max_position_embeddings)")
     if window is not None and not (8 <= window[1] <= max_length and window[0] >= window[1]):
-        raise ValueError(f"--window {window[0]}:{window[1]}: need 8 <= SIZE <= max_length ({max_length}) and THRESHOLD >= SIZE")
-    source = {"checkpoint": portable_path(checkpoint_dir),
-              "config_sha256": hashlib.sha256((Path(checkpoint_dir) / "config.json").read_bytes()).hexdigest()}
+        raise ValueError(
+            f"--window {window[0]}:{window[1]}: need 8 <= SIZE <= max_length ({max_length}) and THRESHOLD >= SIZE"
+        )
+    source = {
+        "checkpoint": portable_path(checkpoint_dir),
+        "config_sha256": hashlib.sha256((Path(checkpoint_dir) / "config.json").read_bytes()).hexdigest(),
+    }
     pruning = None
     if prune_corpus is not None:
         files = corpus_files(prune_corpus)
         with tempfile.TemporaryDirectory() as work:
             counts = count_tokens(vocab, lowercase, files, Path(work))
         keep = kept_token_ids(vocab, counts, min_count)
-        pruning = {"source_vocab_size": len(vocab), "kept": len(keep), "min_count": min_count,
-                   "corpus": portable_path(prune_corpus), "corpus_files": [f.name for f in files]}
+        pruning = {
+            "source_vocab_size": len(vocab),
+            "kept": len(keep),
+            "min_count": min_count,
+            "corpus": portable_path(prune_corpus),
+            "corpus_files": [f.name for f in files],
+        }
         log(f"export-model: vocab pruned {len(vocab)} -> {len(keep)} tokens (seen ≥ {min_count}× in {prune_corpus})")
         model, vocab = prune_model(model, vocab, keep)
     proto = export_fp32(model, kind, token_type_ids=token_type_ids)
@@ -88,18 +111,30 @@ def export_model(checkpoint_dir: Path, out_dir: Path, *, full_logits: bool = Fal
         write_head(model, out_dir / "head.bin", head_dtype)
     else:
         (out_dir / "head.bin").unlink(missing_ok=True)
-    manifest = build_manifest(out_dir, name=name or Path(checkpoint_dir).resolve().name, config=model.config,
-                              vocab=vocab, lowercase=lowercase, max_length=max_length,
-                              inputs=graph_inputs(kind, token_type_ids), kind=kind,
-                              quantization=quantization, source=source, head_dtype=head_dtype)
+    manifest = build_manifest(
+        out_dir,
+        name=name or Path(checkpoint_dir).resolve().name,
+        config=model.config,
+        vocab=vocab,
+        lowercase=lowercase,
+        max_length=max_length,
+        inputs=graph_inputs(kind, token_type_ids),
+        kind=kind,
+        quantization=quantization,
+        source=source,
+        head_dtype=head_dtype,
+    )
     if window is not None:
         manifest["window"] = {"threshold": window[0], "size": window[1]}
     if full_logits:
         manifest["transformers_js"] = write_transformers_js_files(out_dir, model.config, lowercase, quantized=not fp32)
     write_manifest(manifest, out_dir)
     size = manifest["files"]["model.onnx"]["bytes"]
-    log(f"export-model: {out_dir / 'model.onnx'} {size / 1e6:.1f} MB "
-        f"({'fp32' if fp32 else 'fp16 weights' if fp16_weights else 'int8 ' + pattern}, {manifest['logits']} graph, inputs {', '.join(manifest['inputs'])})")
+    log(
+        f"export-model: {out_dir / 'model.onnx'} {size / 1e6:.1f} MB "
+        f"({'fp32' if fp32 else 'fp16 weights' if fp16_weights else 'int8 ' + pattern}, "
+        f"{manifest['logits']} graph, inputs {', '.join(manifest['inputs'])})"
+    )
     return manifest
 
 
@@ -107,43 +142,84 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="export-model", description=__doc__)
     parser.add_argument("checkpoint_dir", type=Path)
     parser.add_argument("out_dir", type=Path)
-    parser.add_argument("--full-logits", action="store_true",
-                        help="standard BERT-MLM graph: logits [batch, seq, vocab] (transformers.js-compatible); "
-                             "same as --graph full")
-    parser.add_argument("--graph", choices=GRAPH_KINDS, default="mask-only",
-                        help="core: hidden states at the masks, the C++ core holds the tied embedding table "
-                             "(head.bin) and computes input embeddings and logits; mask-only: logits at the masks "
-                             "in ONNX Runtime; full: logits everywhere")
+    parser.add_argument(
+        "--full-logits",
+        action="store_true",
+        help="standard BERT-MLM graph: logits [batch, seq, vocab] (transformers.js-compatible); same as --graph full",
+    )
+    parser.add_argument(
+        "--graph",
+        choices=GRAPH_KINDS,
+        default="mask-only",
+        help="core: hidden states at the masks, the C++ core holds the tied embedding table "
+        "(head.bin) and computes input embeddings and logits; mask-only: logits at the masks "
+        "in ONNX Runtime; full: logits everywhere",
+    )
     parser.add_argument("--fp32", action="store_true", help="skip INT8 quantization")
-    parser.add_argument("--fp16-weights", action="store_true",
-                        help="instead of INT8: float16-stored weights cast to float32 when the session starts "
-                             "(ONNX Runtime then packs them once; compare with scripts/bench-model)")
-    parser.add_argument("--prune-vocab", type=Path, metavar="CORPUS_DIR",
-                        help="keep only tokens occurring in CORPUS_DIR/*.txt (plus specials)")
+    parser.add_argument(
+        "--fp16-weights",
+        action="store_true",
+        help="instead of INT8: float16-stored weights cast to float32 when the session starts "
+        "(ONNX Runtime then packs them once; compare with scripts/bench-model)",
+    )
+    parser.add_argument(
+        "--prune-vocab",
+        type=Path,
+        metavar="CORPUS_DIR",
+        help="keep only tokens occurring in CORPUS_DIR/*.txt (plus specials)",
+    )
     parser.add_argument("--min-count", type=int, default=1, help="with --prune-vocab: occurrences to keep a token")
-    parser.add_argument("--max-length", type=int, help="longest input the runtime may send (default: max_position_embeddings)")
-    parser.add_argument("--token-type-ids", action="store_true",
-                        help="mask-only graph takes token_type_ids too (default: single segment, type 0 built in)")
+    parser.add_argument(
+        "--max-length", type=int, help="longest input the runtime may send (default: max_position_embeddings)"
+    )
+    parser.add_argument(
+        "--token-type-ids",
+        action="store_true",
+        help="mask-only graph takes token_type_ids too (default: single segment, type 0 built in)",
+    )
     parser.add_argument("--pattern", choices=PATTERNS, default=DEFAULT_PATTERN, help="INT8 op pattern")
-    parser.add_argument("--reduce-range", action="store_true",
-                        help="7-bit weights: exact on x86 onnxruntime-node (saturates with 8), a little less precise in wasm")
+    parser.add_argument(
+        "--reduce-range",
+        action="store_true",
+        help="7-bit weights: exact on x86 onnxruntime-node (saturates with 8), a little less precise in wasm",
+    )
     parser.add_argument("--name", help="model name in model.json (default: checkpoint directory name)")
-    parser.add_argument("--window", metavar="THRESHOLD:SIZE",
-                        help="the runtime reads inputs longer than THRESHOLD tokens through windows of SIZE tokens "
-                             "around the masks (faster on long texts; measure agreement with scripts/evaluate-model)")
-    parser.add_argument("--memory", action="store_true",
-                        help="also build the corpus memory for this model (scripts/build-memory; needs the corpus "
-                             "from scripts/build-corpus) and tune its fusion weights on the dev split (scripts/tune-fusion)")
+    parser.add_argument(
+        "--window",
+        metavar="THRESHOLD:SIZE",
+        help="the runtime reads inputs longer than THRESHOLD tokens through windows of SIZE tokens "
+        "around the masks (faster on long texts; measure agreement with scripts/evaluate-model)",
+    )
+    parser.add_argument(
+        "--memory",
+        action="store_true",
+        help="also build the corpus memory for this model (scripts/build-memory; needs the corpus "
+        "from scripts/build-corpus) and tune its fusion weights on the dev split (scripts/tune-fusion)",
+    )
     args = parser.parse_args(argv)
     if args.memory and (args.full_logits or args.graph == "full"):
-        print("export-model: --memory needs the mask-only export (the runtime fuses the memory in its decoder)", file=sys.stderr)
+        print(
+            "export-model: --memory needs the mask-only export (the runtime fuses the memory in its decoder)",
+            file=sys.stderr,
+        )
         return 2
     try:
-        export_model(args.checkpoint_dir, args.out_dir, full_logits=args.full_logits, graph=args.graph, fp32=args.fp32,
-                     prune_corpus=args.prune_vocab, min_count=args.min_count, max_length=args.max_length,
-                     token_type_ids=args.token_type_ids, pattern=args.pattern,
-                     reduce_range=args.reduce_range, fp16_weights=args.fp16_weights,
-                     window=parse_window(args.window), name=args.name)
+        export_model(
+            args.checkpoint_dir,
+            args.out_dir,
+            full_logits=args.full_logits,
+            graph=args.graph,
+            fp32=args.fp32,
+            prune_corpus=args.prune_vocab,
+            min_count=args.min_count,
+            max_length=args.max_length,
+            token_type_ids=args.token_type_ids,
+            pattern=args.pattern,
+            reduce_range=args.reduce_range,
+            fp16_weights=args.fp16_weights,
+            window=parse_window(args.window),
+            name=args.name,
+        )
     except (CheckpointError, ValueError, RuntimeError) as err:
         print(f"export-model: {err}", file=sys.stderr)
         return 1
@@ -153,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def parse_window(text: str | None) -> tuple[int, int] | None:
-    """"96:64" -> (96, 64); ValueError for anything else."""
+    """ "96:64" -> (96, 64); ValueError for anything else."""
     if text is None:
         return None
     threshold, sep, size = text.partition(":")
@@ -168,8 +244,11 @@ def add_memory(out_dir: Path) -> int:
     for step in (["build-memory", str(out_dir)], ["tune-fusion", str(out_dir)]):
         result = subprocess.run([str(scripts / step[0]), *step[1:]])
         if result.returncode != 0:
-            print(f"export-model: {step[0]} failed (status {result.returncode}); the model is exported without "
-                  f"a tuned memory", file=sys.stderr)
+            print(
+                f"export-model: {step[0]} failed (status {result.returncode}); the model is exported without "
+                f"a tuned memory",
+                file=sys.stderr,
+            )
             return result.returncode
     return 0
 

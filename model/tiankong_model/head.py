@@ -6,6 +6,7 @@ ids (the "core" graph takes inputs_embeds) and the logits of the hidden states a
 int8: one symmetric scale per vocabulary row (row v ≈ int8 row × scale[v]), rows zero-padded to a
 multiple of 16 entries; f32: the table as it is (the fp32 export INT8 is measured against).
 """
+
 from __future__ import annotations
 
 import struct
@@ -69,4 +70,8 @@ def read_head(path: Path) -> dict:
         bias = np.frombuffer(payload, "<f4", vocab, vocab * stride + 4 * vocab)
         return {"dtype": "int8", "table": q.astype(np.float32) * scale[:, None], "bias": bias.copy()}
     table = np.frombuffer(payload, "<f4", vocab * hidden).reshape(vocab, hidden)
-    return {"dtype": "f32", "table": table.copy(), "bias": np.frombuffer(payload, "<f4", vocab, 4 * vocab * hidden).copy()}
+    return {
+        "dtype": "f32",
+        "table": table.copy(),
+        "bias": np.frombuffer(payload, "<f4", vocab, 4 * vocab * hidden).copy(),
+    }

@@ -1,5 +1,6 @@
 """`model.json`, the manifest the runtime reads next to model.onnx and vocab.txt
 (format "tiankong-model/1")."""
+
 from __future__ import annotations
 
 import hashlib
@@ -21,25 +22,52 @@ def file_entry(path: Path) -> dict:
     return {"sha256": digest.hexdigest(), "bytes": path.stat().st_size}
 
 
-def build_manifest(out_dir: Path, *, name: str, config: BertConfig, vocab: list[str], lowercase: bool,
-                   max_length: int, inputs: list[str], kind: str, quantization: dict,
-                   source: dict, head_dtype: str | None = None) -> dict:
+def build_manifest(
+    out_dir: Path,
+    *,
+    name: str,
+    config: BertConfig,
+    vocab: list[str],
+    lowercase: bool,
+    max_length: int,
+    inputs: list[str],
+    kind: str,
+    quantization: dict,
+    source: dict,
+    head_dtype: str | None = None,
+) -> dict:
     """The manifest of an exported model directory (model.onnx, vocab.txt and, for the "core"
     graph kind, head.bin already written). `kind`: "core", "mask-only" or "full" (export.py)."""
     files = ["model.onnx", "vocab.txt", *(["head.bin"] if kind == "core" else [])]
     return {
         "format": FORMAT,
         "name": name,
-        "architecture": {"type": "bert", "num_hidden_layers": config.num_hidden_layers,
-                         "hidden_size": config.hidden_size, "num_attention_heads": config.num_attention_heads,
-                         "intermediate_size": config.intermediate_size, "vocab_size": config.vocab_size,
-                         "max_position_embeddings": config.max_position_embeddings,
-                         **({} if config.is_hf_bert else {
-                             "layer_norm_position": config.layer_norm_position,
-                             "projection_bias": config.projection_bias, "ffn_type": config.ffn_type})},
+        "architecture": {
+            "type": "bert",
+            "num_hidden_layers": config.num_hidden_layers,
+            "hidden_size": config.hidden_size,
+            "num_attention_heads": config.num_attention_heads,
+            "intermediate_size": config.intermediate_size,
+            "vocab_size": config.vocab_size,
+            "max_position_embeddings": config.max_position_embeddings,
+            **(
+                {}
+                if config.is_hf_bert
+                else {
+                    "layer_norm_position": config.layer_norm_position,
+                    "projection_bias": config.projection_bias,
+                    "ffn_type": config.ffn_type,
+                }
+            ),
+        },
         "max_length": max_length,
-        "tokenizer": {"vocab": "vocab.txt", "lowercase": lowercase, "strip_accents": lowercase,
-                      "clean_text": True, "handle_chinese_chars": True},
+        "tokenizer": {
+            "vocab": "vocab.txt",
+            "lowercase": lowercase,
+            "strip_accents": lowercase,
+            "clean_text": True,
+            "handle_chinese_chars": True,
+        },
         "special_tokens": special_token_ids(vocab),
         "inputs": inputs,
         "outputs": ["hidden" if kind == "core" else "logits"],

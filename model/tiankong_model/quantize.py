@@ -16,6 +16,7 @@ Three op patterns compute the same thing; which one runs fastest is measured, no
   "integer-to-float": DynamicQuantizeLinear -> com.microsoft.MatMulIntegerToFloat (bias fused)
   "dynamic-matmul":   com.microsoft.DynamicQuantizeMatMul (quantizes inside, bias fused)
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -78,8 +79,9 @@ class _Rewriter:
                 self.graph.initializer.remove(init)
 
 
-def quantize_dynamic_int8(proto: onnx.ModelProto, embedding: str | None, pattern: str = DEFAULT_PATTERN,
-                          reduce_range: bool = False) -> dict:
+def quantize_dynamic_int8(
+    proto: onnx.ModelProto, embedding: str | None, pattern: str = DEFAULT_PATTERN, reduce_range: bool = False
+) -> dict:
     """Quantizes `proto` in place (see module docstring). `embedding` is the word-embedding
     initializer; a Transpose of it feeding a MatMul is the tied decoder. None: the graph has no
     embedding table (the "core" export: head.bin holds it).
@@ -127,32 +129,54 @@ def quantize_dynamic_int8(proto: onnx.ModelProto, embedding: str | None, pattern
             bias, output = fused[1], fused[0].output[0]
         name = node.name or output
         if pattern == "dynamic-matmul":
-            nodes.append(helper.make_node("DynamicQuantizeMatMul", [activation, weight_q, scale, "", bias],
-                                          [output], name=name, domain=MS_DOMAIN))
+            nodes.append(
+                helper.make_node(
+                    "DynamicQuantizeMatMul",
+                    [activation, weight_q, scale, "", bias],
+                    [output],
+                    name=name,
+                    domain=MS_DOMAIN,
+                )
+            )
             return
         a_q, a_scale, a_zero = dynamic_quantize(activation)
         if pattern == "integer-to-float":
-            nodes.append(helper.make_node("MatMulIntegerToFloat", [a_q, weight_q, a_scale, scale, a_zero, "", bias],
-                                          [output], name=name, domain=MS_DOMAIN))
+            nodes.append(
+                helper.make_node(
+                    "MatMulIntegerToFloat",
+                    [a_q, weight_q, a_scale, scale, a_zero, "", bias],
+                    [output],
+                    name=name,
+                    domain=MS_DOMAIN,
+                )
+            )
             return
-        nodes.extend([
-            helper.make_node("MatMulInteger", [a_q, weight_q, a_zero], [f"{name}.i32"], name=f"{name}.int"),
-            helper.make_node("Cast", [f"{name}.i32"], [f"{name}.f32"], name=f"{name}.cast", to=TensorProto.FLOAT),
-            helper.make_node("Mul", [a_scale, scale], [f"{name}.scale"], name=f"{name}.scale"),
-            helper.make_node("Mul", [f"{name}.f32", f"{name}.scale"], [output], name=f"{name}.dequant"),
-        ])
+        nodes.extend(
+            [
+                helper.make_node("MatMulInteger", [a_q, weight_q, a_zero], [f"{name}.i32"], name=f"{name}.int"),
+                helper.make_node("Cast", [f"{name}.i32"], [f"{name}.f32"], name=f"{name}.cast", to=TensorProto.FLOAT),
+                helper.make_node("Mul", [a_scale, scale], [f"{name}.scale"], name=f"{name}.scale"),
+                helper.make_node("Mul", [f"{name}.f32", f"{name}.scale"], [output], name=f"{name}.dequant"),
+            ]
+        )
 
     for node in list(rw.graph.node):
         if id(node) in skipped:
             continue
         if table is not None and node.op_type == "Gather" and node.input[0] == embedding:
             out = node.output[0]
-            nodes.extend([
-                helper.make_node("Gather", [table_q, node.input[1]], [f"{out}.int8"], name=f"{node.name}.int8"),
-                helper.make_node("Cast", [f"{out}.int8"], [f"{out}.f32"], name=f"{node.name}.cast", to=TensorProto.FLOAT),
-                helper.make_node("Gather", [row_scale_2d, node.input[1]], [f"{out}.scale"], name=f"{node.name}.scale"),
-                helper.make_node("Mul", [f"{out}.f32", f"{out}.scale"], [out], name=f"{node.name}.dequant"),
-            ])
+            nodes.extend(
+                [
+                    helper.make_node("Gather", [table_q, node.input[1]], [f"{out}.int8"], name=f"{node.name}.int8"),
+                    helper.make_node(
+                        "Cast", [f"{out}.int8"], [f"{out}.f32"], name=f"{node.name}.cast", to=TensorProto.FLOAT
+                    ),
+                    helper.make_node(
+                        "Gather", [row_scale_2d, node.input[1]], [f"{out}.scale"], name=f"{node.name}.scale"
+                    ),
+                    helper.make_node("Mul", [f"{out}.f32", f"{out}.scale"], [out], name=f"{node.name}.dequant"),
+                ]
+            )
         elif table is not None and node.op_type == "Transpose" and node.input[0] == embedding:
             nodes.append(helper.make_node("Transpose", [table_q], [node.output[0]], name=node.name, perm=[1, 0]))
             int8_weights[node.output[0]] = rw.add_initializer(row_scale, embedding + ".col_scale")
@@ -169,8 +193,9 @@ def quantize_dynamic_int8(proto: onnx.ModelProto, embedding: str | None, pattern
             if node.op_type == "Gemm" and len(node.input) > 2 and node.input[2]:
                 product = f"{node.name or node.output[0]}.product"
                 emit_matmul(node, node.input[0], q_name, s_name, product)
-                nodes.append(helper.make_node("Add", [product, node.input[2]], [node.output[0]],
-                                              name=f"{node.name}.bias"))
+                nodes.append(
+                    helper.make_node("Add", [product, node.input[2]], [node.output[0]], name=f"{node.name}.bias")
+                )
             else:
                 emit_matmul(node, node.input[0], q_name, s_name, node.output[0])
         else:
@@ -180,12 +205,17 @@ def quantize_dynamic_int8(proto: onnx.ModelProto, embedding: str | None, pattern
     rw.finish()
     if pattern != "integer" and not any(op.domain == MS_DOMAIN for op in proto.opset_import):
         proto.opset_import.append(helper.make_opsetid(MS_DOMAIN, 1))
-    return {"scheme": "int8-dynamic-per-channel", "weights": "int8 symmetric per output channel",
-            "weight_range": q_max,
-            "activations": "uint8 dynamic per tensor (DynamicQuantizeLinear)",
-            "embeddings": "int8 per row, decoder tied to the same table" if table is not None
-            else "int8 per row in head.bin (the C++ core gathers inputs and projects outputs)", "op_pattern": pattern,
-            "quantized_matmuls": matmuls}
+    return {
+        "scheme": "int8-dynamic-per-channel",
+        "weights": "int8 symmetric per output channel",
+        "weight_range": q_max,
+        "activations": "uint8 dynamic per tensor (DynamicQuantizeLinear)",
+        "embeddings": "int8 per row, decoder tied to the same table"
+        if table is not None
+        else "int8 per row in head.bin (the C++ core gathers inputs and projects outputs)",
+        "op_pattern": pattern,
+        "quantized_matmuls": matmuls,
+    }
 
 
 def _constant_2d(rw: _Rewriter, name: str) -> np.ndarray | None:
@@ -228,5 +258,9 @@ def store_weights_fp16(proto: onnx.ModelProto) -> dict:
     nodes = casts + list(graph.node)  # Casts first: their outputs keep the old initializer names
     del graph.node[:]
     graph.node.extend(nodes)
-    return {"scheme": "fp16-weights", "weights": "float16 stored, cast to float32 at session start",
-            "activations": "float32", "converted_matrices": converted}
+    return {
+        "scheme": "fp16-weights",
+        "weights": "float16 stored, cast to float32 at session start",
+        "activations": "float32",
+        "converted_matrices": converted,
+    }

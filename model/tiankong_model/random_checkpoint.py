@@ -1,5 +1,6 @@
 """`scripts/make-random-checkpoint`: a seeded, randomly initialised BERT-MLM checkpoint in
 Hugging Face's exact layout, for pipeline tests and benchmarks without trained weights."""
+
 from __future__ import annotations
 
 import argparse
@@ -9,8 +10,8 @@ from pathlib import Path
 import torch
 
 from .bert import BertConfig, BertForMaskedLM
-from .data_paths import fixture_path
 from .checkpoint import save_checkpoint
+from .data_paths import fixture_path
 from .tiny_vocab import tiny_vocab
 from .vocab import read_vocab
 
@@ -18,8 +19,9 @@ from .vocab import read_vocab
 BERT_BASE_CHINESE_VOCAB = fixture_path("vocab/bert-base-chinese/vocab.txt")
 ARCHITECTURES = {
     "bert-base-chinese": dict(num_hidden_layers=12, hidden_size=768, num_attention_heads=12, intermediate_size=3072),
-    "tiny": dict(num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128,
-                 max_position_embeddings=128),
+    "tiny": dict(
+        num_hidden_layers=2, hidden_size=64, num_attention_heads=4, intermediate_size=128, max_position_embeddings=128
+    ),
 }
 
 
@@ -28,8 +30,10 @@ def architecture_vocab(arch: str, vocab_path: Path = BERT_BASE_CHINESE_VOCAB) ->
     if arch == "tiny":
         return tiny_vocab()
     if not vocab_path.is_file():
-        raise FileNotFoundError(f"{vocab_path} is missing: the bert-base-chinese architecture copies its vocab "
-                                f"from there (scripts/make-test-fixtures writes it), or use --arch tiny")
+        raise FileNotFoundError(
+            f"{vocab_path} is missing: the bert-base-chinese architecture copies its vocab "
+            f"from there (scripts/make-test-fixtures writes it), or use --arch tiny"
+        )
     return read_vocab(vocab_path)
 
 
@@ -55,8 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     formats = ("bin", "safetensors") if args.format == "both" else (args.format,)
     save_checkpoint(model, vocab, args.out_dir, formats=formats)
     params = sum(p.numel() for p in model.parameters())
-    print(f"make-random-checkpoint: {args.arch} ({params / 1e6:.1f} M parameters, vocab {len(vocab)}, "
-          f"seed {args.seed}) -> {args.out_dir} [{', '.join(formats)}]")
+    print(
+        f"make-random-checkpoint: {args.arch} ({params / 1e6:.1f} M parameters, vocab {len(vocab)}, "
+        f"seed {args.seed}) -> {args.out_dir} [{', '.join(formats)}]"
+    )
     return 0
 
 

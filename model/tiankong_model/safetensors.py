@@ -4,6 +4,7 @@ Layout: an 8-byte little-endian header length N, N bytes of JSON
 (`{name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}}`,
 offsets relative to the end of the header), then the raw little-endian tensor bytes.
 """
+
 from __future__ import annotations
 
 import json
@@ -38,10 +39,10 @@ def load_safetensors(path: str | Path) -> dict[str, torch.Tensor]:
     if 8 + header_len > len(data):
         raise ValueError(f"{path}: header length {header_len} runs past the end of the file ({len(data)} bytes)")
     try:
-        header = json.loads(data[8:8 + header_len].decode("utf-8"))
+        header = json.loads(data[8 : 8 + header_len].decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise ValueError(f"{path}: header is not valid JSON: {err}") from None
-    body = memoryview(data)[8 + header_len:]
+    body = memoryview(data)[8 + header_len :]
     tensors = {}
     for name, info in header.items():
         if name == "__metadata__":
@@ -52,8 +53,10 @@ def load_safetensors(path: str | Path) -> dict[str, torch.Tensor]:
         np_dtype = _NUMPY_DTYPES[dtype_name]
         expected = int(np.prod(shape, dtype=np.int64)) * np_dtype.itemsize
         if end - begin != expected or end > len(body):
-            raise ValueError(f"{path}: tensor {name!r} spans bytes [{begin}, {end}) but shape {shape} "
-                             f"{dtype_name} needs {expected} bytes (body has {len(body)})")
+            raise ValueError(
+                f"{path}: tensor {name!r} spans bytes [{begin}, {end}) but shape {shape} "
+                f"{dtype_name} needs {expected} bytes (body has {len(body)})"
+            )
         array = np.frombuffer(body[begin:end], dtype=np_dtype).reshape(shape)
         if dtype_name == "BF16":
             array = (array.astype(np.uint32) << 16).view(np.float32)
@@ -61,7 +64,9 @@ def load_safetensors(path: str | Path) -> dict[str, torch.Tensor]:
     return tensors
 
 
-def save_safetensors(tensors: dict[str, torch.Tensor], path: str | Path, metadata: dict[str, str] | None = None) -> None:
+def save_safetensors(
+    tensors: dict[str, torch.Tensor], path: str | Path, metadata: dict[str, str] | None = None
+) -> None:
     """Writes tensors as a .safetensors file, as the `safetensors` package lays it out
     (tensors in name order, header padded with spaces to 8 bytes).
 
@@ -70,8 +75,10 @@ def save_safetensors(tensors: dict[str, torch.Tensor], path: str | Path, metadat
     seen = {}
     for name, tensor in tensors.items():
         if tensor.dtype not in _TORCH_TO_NAME:
-            raise ValueError(f"tensor {name!r} has dtype {tensor.dtype}; safetensors writer supports "
-                             f"{sorted(_TORCH_TO_NAME.values())}")
+            raise ValueError(
+                f"tensor {name!r} has dtype {tensor.dtype}; safetensors writer supports "
+                f"{sorted(_TORCH_TO_NAME.values())}"
+            )
         if tensor.numel() and tensor.data_ptr() in seen:
             raise ValueError(f"tensors {seen[tensor.data_ptr()]!r} and {name!r} share memory; save one of them")
         seen[tensor.data_ptr()] = name
@@ -80,8 +87,11 @@ def save_safetensors(tensors: dict[str, torch.Tensor], path: str | Path, metadat
     for name in sorted(tensors):
         tensor = tensors[name].detach().contiguous().cpu()
         raw = (tensor.view(torch.int16) if tensor.dtype == torch.bfloat16 else tensor).numpy().tobytes()
-        header[name] = {"dtype": _TORCH_TO_NAME[tensor.dtype], "shape": list(tensor.shape),
-                        "data_offsets": [offset, offset + len(raw)]}
+        header[name] = {
+            "dtype": _TORCH_TO_NAME[tensor.dtype],
+            "shape": list(tensor.shape),
+            "data_offsets": [offset, offset + len(raw)],
+        }
         chunks.append(raw)
         offset += len(raw)
     header_bytes = json.dumps(header, separators=(",", ":")).encode("utf-8")

@@ -7,6 +7,7 @@ equally, poetry at 0.2 so classical text does not dominate; all of them are
 bert-base-chinese tokens). Derived once from the corpus and frozen here so the tiny model
 needs no data files.
 """
+
 from .vocab import SPECIAL_TOKENS
 
 COMMON_CHINESE_CHARS = (

@@ -19,6 +19,7 @@ The recipe (see model/default/README.md for the probes behind each choice):
   on the command line.
 - `--device cuda` runs the same recipe with bf16 autocast on a GPU (PyTorch 1.13 and 2.x).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,10 +42,25 @@ from .weights import load_weights_dir, save_weights_dir
 
 # The recipe: every option that defines what is trained (a resumed run keeps the stored values).
 RECIPE_DEFAULTS = {
-    "layers": 4, "hidden": 224, "heads": 4, "ffn": 576, "block": "pre", "bias": False, "ffn_type": "geglu",
-    "seq_len": 128, "batch": 32, "lr": 2e-3, "tokens": 120e6, "warmup": 0.02, "decay": 0.2,
-    "mask_start": 0.30, "mask_end": 0.15, "span_share": 0.2,
-    "oversample": "novels=2,tatoeba=4,wiki=4,idioms=2", "seed": 1234, "position_init": "sinusoidal",
+    "layers": 4,
+    "hidden": 224,
+    "heads": 4,
+    "ffn": 576,
+    "block": "pre",
+    "bias": False,
+    "ffn_type": "geglu",
+    "seq_len": 128,
+    "batch": 32,
+    "lr": 2e-3,
+    "tokens": 120e6,
+    "warmup": 0.02,
+    "decay": 0.2,
+    "mask_start": 0.30,
+    "mask_end": 0.15,
+    "span_share": 0.2,
+    "oversample": "novels=2,tatoeba=4,wiki=4,idioms=2",
+    "seed": 1234,
+    "position_init": "sinusoidal",
     "weight_decay": 0.01,
 }
 VAL_ROWS = 1024
@@ -63,8 +79,9 @@ AUTO_EPOCHS = 10
 CUDA_RECIPE = {"batch": 256, "warmup": 0.03}
 
 
-def masked_lm_logits(model: BertForMaskedLM, inputs: torch.Tensor, attention_mask: torch.Tensor,
-                     positions: torch.Tensor) -> torch.Tensor:
+def masked_lm_logits(
+    model: BertForMaskedLM, inputs: torch.Tensor, attention_mask: torch.Tensor, positions: torch.Tensor
+) -> torch.Tensor:
     """Logits only at the flat `positions` of the batch: [N, vocab]."""
     hidden = model.hidden_states(inputs, attention_mask)
     return model.cls.predictions(hidden.reshape(-1, hidden.shape[-1])[positions])
@@ -123,8 +140,12 @@ def evaluate(model: BertForMaskedLM, batches: list[tuple[torch.Tensor, ...]], de
         correct5 += (top5 == targets[:, None]).any(dim=1).sum().item()
         total += len(targets)
     model.train()
-    return {"val_loss": round(loss_sum / total, 4), "val_top1": round(correct1 / total, 4),
-            "val_top5": round(correct5 / total, 4), "val_masked": total}
+    return {
+        "val_loss": round(loss_sum / total, 4),
+        "val_top1": round(correct1 / total, 4),
+        "val_top5": round(correct5 / total, 4),
+        "val_masked": total,
+    }
 
 
 def save_checkpoint(directory: Path, model: BertForMaskedLM, vocab: list[str], state: dict, optimizer) -> None:
@@ -135,7 +156,9 @@ def save_checkpoint(directory: Path, model: BertForMaskedLM, vocab: list[str], s
     tmp.mkdir(parents=True, exist_ok=True)
     (tmp / "config.json").write_text(json.dumps(model.config.to_hf_dict(), indent=2) + "\n")
     (tmp / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    (tmp / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": False, "tokenize_chinese_chars": True}) + "\n")
+    (tmp / "tokenizer_config.json").write_text(
+        json.dumps({"do_lower_case": False, "tokenize_chinese_chars": True}) + "\n"
+    )
     torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, tmp / "pytorch_model.bin")
     torch.save({"optimizer": optimizer.state_dict(), **state}, tmp / "training_state.pt")
     (tmp / "training_state.json").write_text(json.dumps(state, indent=2) + "\n")
@@ -159,8 +182,9 @@ def measure_bf16_speedup(model: BertForMaskedLM, batch: torch.Tensor, masker: Ma
         for _ in range(2):
             inputs, positions, targets = masker(batch, gen)
             with autocast(device, use_bf16):
-                logits = masked_lm_logits(model, inputs.to(device), (batch != 0).long().to(device),
-                                          positions.to(device)).float()
+                logits = masked_lm_logits(
+                    model, inputs.to(device), (batch != 0).long().to(device), positions.to(device)
+                ).float()
             torch.nn.functional.cross_entropy(logits, targets.to(device)).backward()
         if device == "cuda":
             torch.cuda.synchronize()
@@ -170,19 +194,29 @@ def measure_bf16_speedup(model: BertForMaskedLM, batch: torch.Tensor, masker: Ma
     return timings[True] < timings[False]
 
 
-def choose_size(recipe: dict, vocab: list[str], train: Corpus, source_names: list[str], budget_s: float,
-                device: str, bf16: bool, explicit_tokens: bool) -> tuple[str, float]:
+def choose_size(
+    recipe: dict,
+    vocab: list[str],
+    train: Corpus,
+    source_names: list[str],
+    budget_s: float,
+    device: str,
+    bf16: bool,
+    explicit_tokens: bool,
+) -> tuple[str, float]:
     """Times a few training steps of each AUTO_SIZES model on this device; returns the largest that
     processes AUTO_EPOCHS epochs within `budget_s` (else the fastest) and the tokens it will see
     (about 90% of the budget: the probe and evaluations take the rest)."""
     ids_of = {t: i for i, t in enumerate(vocab)}
     masker = Masker(vocab)
     rng = np.random.default_rng(0)
-    order = epoch_order(train, source_names or ["corpus"], parse_oversampling(recipe["oversample"])
-                        if source_names else {}, rng)
+    order = epoch_order(
+        train, source_names or ["corpus"], parse_oversampling(recipe["oversample"]) if source_names else {}, rng
+    )
     epoch_tokens = float((train.offsets[order + 1] - train.offsets[order]).sum())
-    sample = torch.from_numpy(pack_sequences(train, order[:20000], recipe["seq_len"], ids_of["[CLS]"],
-                                             ids_of["[SEP]"], ids_of["[PAD]"]))
+    sample = torch.from_numpy(
+        pack_sequences(train, order[:20000], recipe["seq_len"], ids_of["[CLS]"], ids_of["[SEP]"], ids_of["[PAD]"])
+    )
     throughput = {}
     for name in AUTO_SIZES:
         model = BertForMaskedLM(build_config({**recipe, **SIZES[name]}, len(vocab), ids_of["[PAD]"])).to(device)
@@ -190,15 +224,16 @@ def choose_size(recipe: dict, vocab: list[str], train: Corpus, source_names: lis
         gen = torch.Generator().manual_seed(0)
         tokens, elapsed = 0, 0.0
         for step in range(14):
-            batch = sample[(step * recipe["batch"]) % max(len(sample) - recipe["batch"], 1):][:recipe["batch"]]
+            batch = sample[(step * recipe["batch"]) % max(len(sample) - recipe["batch"], 1) :][: recipe["batch"]]
             if step == 4:  # the first steps warm up kernels and allocators
                 if device == "cuda":
                     torch.cuda.synchronize()
                 tokens, start = 0, time.perf_counter()
             inputs, positions, targets = masker(batch, gen, rate=recipe["mask_start"], span_share=recipe["span_share"])
             with autocast(device, bf16):
-                logits = masked_lm_logits(model, inputs.to(device), (batch != ids_of["[PAD]"]).long().to(device),
-                                          positions.to(device)).float()
+                logits = masked_lm_logits(
+                    model, inputs.to(device), (batch != ids_of["[PAD]"]).long().to(device), positions.to(device)
+                ).float()
             torch.nn.functional.cross_entropy(logits, targets.to(device)).backward()
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
@@ -211,18 +246,30 @@ def choose_size(recipe: dict, vocab: list[str], train: Corpus, source_names: lis
     usable_s = 0.9 * budget_s
     fitting = [n for n in AUTO_SIZES if throughput[n] * usable_s >= AUTO_EPOCHS * epoch_tokens]
     choice = fitting[0] if fitting else max(throughput, key=throughput.get)
-    print("size probe: " + ", ".join(f"{n} {throughput[n]:,.0f} tok/s ({throughput[n] * usable_s / epoch_tokens:.1f} epochs)"
-                                     for n in AUTO_SIZES) + f"; epoch {epoch_tokens / 1e6:.1f} M tokens -> {choice}",
-          flush=True)
+    print(
+        "size probe: "
+        + ", ".join(
+            f"{n} {throughput[n]:,.0f} tok/s ({throughput[n] * usable_s / epoch_tokens:.1f} epochs)" for n in AUTO_SIZES
+        )
+        + f"; epoch {epoch_tokens / 1e6:.1f} M tokens -> {choice}",
+        flush=True,
+    )
     return choice, throughput[choice] * usable_s
 
 
 def build_config(recipe: dict, vocab_size: int, pad_id: int) -> BertConfig:
-    return BertConfig(vocab_size=vocab_size, hidden_size=recipe["hidden"], num_hidden_layers=recipe["layers"],
-                      num_attention_heads=recipe["heads"], intermediate_size=recipe["ffn"],
-                      max_position_embeddings=512, pad_token_id=pad_id,
-                      layer_norm_position=recipe["block"], projection_bias=recipe["bias"],
-                      ffn_type=recipe["ffn_type"])
+    return BertConfig(
+        vocab_size=vocab_size,
+        hidden_size=recipe["hidden"],
+        num_hidden_layers=recipe["layers"],
+        num_attention_heads=recipe["heads"],
+        intermediate_size=recipe["ffn"],
+        max_position_embeddings=512,
+        pad_token_id=pad_id,
+        layer_norm_position=recipe["block"],
+        projection_bias=recipe["bias"],
+        ffn_type=recipe["ffn_type"],
+    )
 
 
 def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict]:
@@ -230,35 +277,61 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict]:
     p = argparse.ArgumentParser(description="Train the default tiankong MLM on a corpus built by scripts/build-corpus.")
     p.add_argument("--corpus", type=Path, default=Path(".cache/corpus"))
     p.add_argument("--out", type=Path, default=Path(".cache/train/default"))
-    p.add_argument("--init-from", type=Path,
-                   help="weights-only checkpoint to continue from when --out has no checkpoint "
-                        "(e.g. model/default/checkpoint)")
-    p.add_argument("--hours", type=float, help="stop this run after this much wall-clock time (the schedule is in tokens)")
+    p.add_argument(
+        "--init-from",
+        type=Path,
+        help="weights-only checkpoint to continue from when --out has no checkpoint (e.g. model/default/checkpoint)",
+    )
+    p.add_argument(
+        "--hours", type=float, help="stop this run after this much wall-clock time (the schedule is in tokens)"
+    )
     p.add_argument("--minutes", type=float, help="same as --hours, in minutes")
-    p.add_argument("--max-steps", type=int, default=0, help="stop after this many optimizer steps in total (0 = no limit)")
+    p.add_argument(
+        "--max-steps", type=int, default=0, help="stop after this many optimizer steps in total (0 = no limit)"
+    )
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
-    p.add_argument("--bf16", choices=("auto", "on", "off"), default="auto",
-                   help="bf16 autocast (auto: measured on CPU, on for CUDA)")
+    p.add_argument(
+        "--bf16",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="bf16 autocast (auto: measured on CPU, on for CUDA)",
+    )
     p.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     p.add_argument("--eval-every-min", type=float, default=10.0)
     p.add_argument("--save-every-min", type=float, default=10.0)
-    p.add_argument("--rewarm-steps", type=int, default=300,
-                   help="after --init-from (no optimizer state): steps of linear learning-rate re-warm-up")
-    p.add_argument("--size", choices=(*SIZES, "auto"),
-                   help="a named model size (sets --layers/--hidden/--heads/--ffn); auto: measure throughput "
-                        f"on this device and take the largest of {', '.join(AUTO_SIZES)} that sees "
-                        f"{AUTO_EPOCHS} epochs in the --hours/--minutes budget (fresh runs only)")
-    p.add_argument("--export-fp16", type=Path,
-                   help="at the end, also write fp16 weights (split into <= 16 MiB files) + config to this folder")
+    p.add_argument(
+        "--rewarm-steps",
+        type=int,
+        default=300,
+        help="after --init-from (no optimizer state): steps of linear learning-rate re-warm-up",
+    )
+    p.add_argument(
+        "--size",
+        choices=(*SIZES, "auto"),
+        help="a named model size (sets --layers/--hidden/--heads/--ffn); auto: measure throughput "
+        f"on this device and take the largest of {', '.join(AUTO_SIZES)} that sees "
+        f"{AUTO_EPOCHS} epochs in the --hours/--minutes budget (fresh runs only)",
+    )
+    p.add_argument(
+        "--export-fp16",
+        type=Path,
+        help="at the end, also write fp16 weights (split into <= 16 MiB files) + config to this folder",
+    )
     recipe = p.add_argument_group("recipe (stored in the checkpoint; given options override the stored ones)")
     for name, default in RECIPE_DEFAULTS.items():
         flag = "--" + name.replace("_", "-")
         if isinstance(default, bool):
-            recipe.add_argument(flag, dest=name, action=argparse.BooleanOptionalAction, default=None,
-                                help=f"(default {default})")
+            recipe.add_argument(
+                flag, dest=name, action=argparse.BooleanOptionalAction, default=None, help=f"(default {default})"
+            )
         else:
-            recipe.add_argument(flag, dest=name, type=type(default) if name != "tokens" else float, default=None,
-                                help=f"(default {default})")
+            recipe.add_argument(
+                flag,
+                dest=name,
+                type=type(default) if name != "tokens" else float,
+                default=None,
+                help=f"(default {default})",
+            )
     args = p.parse_args(argv)
     given = {name: getattr(args, name) for name in RECIPE_DEFAULTS if getattr(args, name) is not None}
     if args.size in SIZES:
@@ -292,8 +365,17 @@ def main(argv: list[str] | None = None) -> int:
     masker = Masker(vocab)
 
     ckpt = args.out / "checkpoint"
-    state = {"step": 0, "epoch": 0, "epoch_row": 0, "elapsed_s": 0.0, "tokens_seen": 0, "masked_seen": 0,
-             "vocab_sha256": vocab_sha256, "recipe": dict(RECIPE_DEFAULTS), "segments": []}
+    state = {
+        "step": 0,
+        "epoch": 0,
+        "epoch_row": 0,
+        "elapsed_s": 0.0,
+        "tokens_seen": 0,
+        "masked_seen": 0,
+        "vocab_sha256": vocab_sha256,
+        "recipe": dict(RECIPE_DEFAULTS),
+        "segments": [],
+    }
     optimizer_state = None
     rewarm_from = None  # step at which a re-warm-up started (no optimizer state)
     weights = None
@@ -309,16 +391,20 @@ def main(argv: list[str] | None = None) -> int:
         rewarm_from = state["step"]
         origin = f"weights-only checkpoint {args.init_from} (optimizer rebuilt, {args.rewarm_steps}-step re-warm-up)"
     if weights is not None and state.get("vocab_sha256") != vocab_sha256:
-        print(f"train: the checkpoint was trained with another vocab ({state.get('vocab_sha256')}) than "
-              f"{args.corpus / 'vocab.txt'} ({vocab_sha256}); rebuild the corpus with the same settings", file=sys.stderr)
+        print(
+            f"train: the checkpoint was trained with another vocab ({state.get('vocab_sha256')}) than "
+            f"{args.corpus / 'vocab.txt'} ({vocab_sha256}); rebuild the corpus with the same settings",
+            file=sys.stderr,
+        )
         return 2
     fresh = weights is None
     device_recipe = CUDA_RECIPE if device == "cuda" and fresh else {}
     recipe = {**RECIPE_DEFAULTS, **state["recipe"], **device_recipe, **given}
     if args.size == "auto" and fresh:
         budget_s = (args.hours or 0) * 3600 + (args.minutes or 0) * 60
-        choice, tokens = choose_size(recipe, vocab, train, source_names, budget_s, device, args.bf16 != "off",
-                                     explicit_tokens="tokens" in given)
+        choice, tokens = choose_size(
+            recipe, vocab, train, source_names, budget_s, device, args.bf16 != "off", explicit_tokens="tokens" in given
+        )
         recipe.update(SIZES[choice])
         if "tokens" not in given:
             recipe["tokens"] = tokens
@@ -330,8 +416,11 @@ def main(argv: list[str] | None = None) -> int:
     model = BertForMaskedLM(config)
     if weights is not None:
         model.load_state_dict(weights, strict=False)  # tied decoder weight follows the embedding
-        print(f"resumed from {origin}: step {state['step']}, {state['tokens_seen'] / 1e6:.1f} M of "
-              f"{recipe['tokens'] / 1e6:.0f} M tokens", flush=True)
+        print(
+            f"resumed from {origin}: step {state['step']}, {state['tokens_seen'] / 1e6:.1f} M of "
+            f"{recipe['tokens'] / 1e6:.0f} M tokens",
+            flush=True,
+        )
     elif recipe["position_init"] == "sinusoidal":
         with torch.no_grad():
             table = model.bert.embeddings.position_embeddings.weight
@@ -339,9 +428,12 @@ def main(argv: list[str] | None = None) -> int:
     model.to(device)
     decay = [p_ for n, p_ in model.named_parameters() if p_.dim() >= 2]
     no_decay = [p_ for n, p_ in model.named_parameters() if p_.dim() < 2]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": recipe["weight_decay"]},
-                                   {"params": no_decay, "weight_decay": 0.0}],
-                                  lr=recipe["lr"], betas=(0.9, 0.98), eps=1e-6)
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": recipe["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=recipe["lr"],
+        betas=(0.9, 0.98),
+        eps=1e-6,
+    )
     if optimizer_state is not None:
         optimizer.load_state_dict(optimizer_state)
 
@@ -352,17 +444,20 @@ def main(argv: list[str] | None = None) -> int:
     val_rows = torch.from_numpy(single_line_rows(val, val_order, 128, cls_id, sep_id, pad_id))
     val_batches = []
     for i in range(0, len(val_rows), 64):
-        rows = val_rows[i:i + 64]
+        rows = val_rows[i : i + 64]
         width = int((rows != pad_id).sum(dim=1).max())
         rows = rows[:, :width]
         inputs, positions, targets = masker(rows, val_gen, rate=0.15)
         val_batches.append((inputs, (rows != pad_id).long(), positions, targets))
 
     params = sum(p_.numel() for p_ in model.parameters())
-    print(f"model: {config.num_hidden_layers} layers x {config.hidden_size}, {config.num_attention_heads} heads, "
-          f"FFN {config.intermediate_size} ({config.ffn_type}, {config.layer_norm_position}-LN, "
-          f"bias {config.projection_bias}), vocab {config.vocab_size}: {params / 1e6:.2f} M parameters; "
-          f"device {device}", flush=True)
+    print(
+        f"model: {config.num_hidden_layers} layers x {config.hidden_size}, {config.num_attention_heads} heads, "
+        f"FFN {config.intermediate_size} ({config.ffn_type}, {config.layer_norm_position}-LN, "
+        f"bias {config.projection_bias}), vocab {config.vocab_size}: {params / 1e6:.2f} M parameters; "
+        f"device {device}",
+        flush=True,
+    )
 
     def epoch_rows(epoch: int) -> torch.Tensor:
         rng = np.random.default_rng(recipe["seed"] + epoch)
@@ -371,11 +466,14 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = epoch_rows(state["epoch"])
     if args.bf16 == "auto":
-        use_bf16 = True if device == "cuda" else measure_bf16_speedup(model, rows[:recipe["batch"]], masker, device)
+        use_bf16 = True if device == "cuda" else measure_bf16_speedup(model, rows[: recipe["batch"]], masker, device)
     else:
         use_bf16 = args.bf16 == "on"
-    print(f"bf16 autocast: {use_bf16}; {len(rows)} packed rows per epoch "
-          f"({int((rows != pad_id).sum()) / 1e6:.1f} M tokens)", flush=True)
+    print(
+        f"bf16 autocast: {use_bf16}; {len(rows)} packed rows per epoch "
+        f"({int((rows != pad_id).sum()) / 1e6:.1f} M tokens)",
+        flush=True,
+    )
 
     stop = {"flag": False}
     signal.signal(signal.SIGTERM, lambda *_: stop.update(flag=True))
@@ -385,16 +483,28 @@ def main(argv: list[str] | None = None) -> int:
     run_start = time.perf_counter()
     run_limit_s = (args.hours or 0) * 3600 + (args.minutes or 0) * 60
     elapsed_before = state["elapsed_s"]
-    segment = {"device": device if device == "cpu" else torch.cuda.get_device_name(0),
-               "machine": platform.processor() or platform.machine(), "threads": args.threads, "bf16": use_bf16,
-               "start_step": state["step"], "start_tokens": state["tokens_seen"], "seconds": 0.0, "tokens": 0}
+    segment = {
+        "device": device if device == "cpu" else torch.cuda.get_device_name(0),
+        "machine": platform.processor() or platform.machine(),
+        "threads": args.threads,
+        "bf16": use_bf16,
+        "start_step": state["step"],
+        "start_tokens": state["tokens_seen"],
+        "seconds": 0.0,
+        "tokens": 0,
+    }
     state["segments"] = [*state.get("segments", []), segment]
     last_eval = last_save = time.perf_counter()
     window_tokens, window_start = 0, time.perf_counter()
     model.train()
 
     def log(entry: dict) -> None:
-        entry = {"step": state["step"], "hours": round(state["elapsed_s"] / 3600, 4), "tokens": state["tokens_seen"], **entry}
+        entry = {
+            "step": state["step"],
+            "hours": round(state["elapsed_s"] / 3600, 4),
+            "tokens": state["tokens_seen"],
+            **entry,
+        }
         print(json.dumps(entry), flush=True)
         with log_path.open("a") as f:
             f.write(json.dumps(entry) + "\n")
@@ -422,7 +532,7 @@ def main(argv: list[str] | None = None) -> int:
             state["epoch"] += 1
             state["epoch_row"] = 0
             rows = epoch_rows(state["epoch"])
-        batch = rows[state["epoch_row"]:state["epoch_row"] + recipe["batch"]]
+        batch = rows[state["epoch_row"] : state["epoch_row"] + recipe["batch"]]
         state["epoch_row"] += recipe["batch"]
         attention_mask = (batch != pad_id).long()
         inputs, positions, targets = masker(batch, gen, rate=rate, span_share=recipe["span_share"])
@@ -440,8 +550,15 @@ def main(argv: list[str] | None = None) -> int:
         state["step"] += 1
         if state["step"] % 50 == 0:
             now = time.perf_counter()
-            log({"loss": round(loss.item(), 4), "lr": round(lr, 7), "mask_rate": round(rate, 3),
-                 "epoch": state["epoch"], "tokens_per_s": round(window_tokens / (now - window_start))})
+            log(
+                {
+                    "loss": round(loss.item(), 4),
+                    "lr": round(lr, 7),
+                    "mask_rate": round(rate, 3),
+                    "epoch": state["epoch"],
+                    "tokens_per_s": round(window_tokens / (now - window_start)),
+                }
+            )
             window_tokens, window_start = 0, now
         now = time.perf_counter()
         if now - last_eval > args.eval_every_min * 60:

@@ -10,6 +10,7 @@ Choices, and why (model/default/README.md has the probe numbers):
   2023); a share of the masked units are spans of 2-4 characters masked whole (idioms, words);
   whole-word masking (a Latin word's ## pieces go together); 80% [MASK] / 10% random / 10% kept.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -37,11 +38,11 @@ class Corpus:
         return len(self.offsets) - 1
 
     def line(self, i: int) -> np.ndarray:
-        return self.ids[self.offsets[i]:self.offsets[i + 1]]
+        return self.ids[self.offsets[i] : self.offsets[i + 1]]
 
 
 def parse_oversampling(spec: str) -> dict[str, float]:
-    """"tatoeba=4,wiki=4" -> {"tatoeba": 4.0, "wiki": 4.0}; raises ValueError for a bad entry."""
+    """ "tatoeba=4,wiki=4" -> {"tatoeba": 4.0, "wiki": 4.0}; raises ValueError for a bad entry."""
     weights = {}
     for item in filter(None, (part.strip() for part in spec.split(","))):
         name, sep, value = item.partition("=")
@@ -54,8 +55,9 @@ def parse_oversampling(spec: str) -> dict[str, float]:
     return weights
 
 
-def epoch_order(corpus: Corpus, source_names: list[str], weights: dict[str, float],
-                rng: np.random.Generator) -> np.ndarray:
+def epoch_order(
+    corpus: Corpus, source_names: list[str], weights: dict[str, float], rng: np.random.Generator
+) -> np.ndarray:
     """Line indices of one epoch, shuffled: each line of source s appears floor(w) times, plus once
     more with probability frac(w) (w = weights.get(s, 1)), so a weight of 4 repeats a source 4×.
     Weights of sources this corpus lacks are ignored (the default recipe names the project's sources)."""
@@ -66,7 +68,9 @@ def epoch_order(corpus: Corpus, source_names: list[str], weights: dict[str, floa
     return order[rng.permutation(len(order))]
 
 
-def pack_sequences(corpus: Corpus, order: np.ndarray, seq_len: int, cls_id: int, sep_id: int, pad_id: int) -> np.ndarray:
+def pack_sequences(
+    corpus: Corpus, order: np.ndarray, seq_len: int, cls_id: int, sep_id: int, pad_id: int
+) -> np.ndarray:
     """Packs lines (in `order`) into rows of `seq_len` ids: [CLS] a [SEP] b [SEP] ... [PAD]*.
 
     Every row starts at the beginning of a line (or of a piece of a line longer than a row). A
@@ -106,15 +110,16 @@ def pack_sequences(corpus: Corpus, order: np.ndarray, seq_len: int, cls_id: int,
     return rows
 
 
-def single_line_rows(corpus: Corpus, order: np.ndarray, seq_len: int, cls_id: int, sep_id: int,
-                     pad_id: int) -> np.ndarray:
+def single_line_rows(
+    corpus: Corpus, order: np.ndarray, seq_len: int, cls_id: int, sep_id: int, pad_id: int
+) -> np.ndarray:
     """The lines of `order`, one per row: [CLS] line [SEP] [PAD]* (lines cut to fit). The
     validation rows: one sentence per input, as the product sees it."""
     rows = np.full((len(order), seq_len), pad_id, dtype=np.int64)
     for i, index in enumerate(order):
-        line = corpus.line(int(index))[:seq_len - 2]
+        line = corpus.line(int(index))[: seq_len - 2]
         rows[i, 0] = cls_id
-        rows[i, 1:1 + len(line)] = line
+        rows[i, 1 : 1 + len(line)] = line
         rows[i, 1 + len(line)] = sep_id
     return rows
 
@@ -133,11 +138,11 @@ class Masker:
         self.continuation = torch.tensor([t.startswith("##") for t in vocab])
         self.mask_id = vocab.index("[MASK]")
         # Random replacements are drawn from ordinary, whole-character tokens.
-        self.replacement_ids = torch.tensor([i for i, t in enumerate(vocab)
-                                             if t not in SPECIALS and not t.startswith("##")])
+        self.replacement_ids = torch.tensor(
+            [i for i, t in enumerate(vocab) if t not in SPECIALS and not t.startswith("##")]
+        )
 
-    def __call__(self, ids: torch.Tensor, generator: torch.Generator, rate: float = 0.15,
-                 span_share: float = 0.0):
+    def __call__(self, ids: torch.Tensor, generator: torch.Generator, rate: float = 0.15, span_share: float = 0.0):
         """Returns (inputs, target_positions [N] flat indices, targets [N])."""
         content = ~self.special[ids]
         continuation = self.continuation[ids] & content
@@ -148,8 +153,9 @@ class Masker:
         chosen = word_start & (torch.rand(ids.shape, generator=generator) < unit_rate)
         if span_share > 0:
             is_span = torch.rand(ids.shape, generator=generator) < span_share
-            length = torch.tensor(self.SPAN_LENGTHS)[torch.randint(len(self.SPAN_LENGTHS), ids.shape,
-                                                                   generator=generator)]
+            length = torch.tensor(self.SPAN_LENGTHS)[
+                torch.randint(len(self.SPAN_LENGTHS), ids.shape, generator=generator)
+            ]
             length = torch.where(is_span & chosen, length, torch.ones_like(length))
             # Runs of content tokens: a span extends only inside its run.
             run_id = torch.cumsum((~content).to(torch.int64), dim=1)

@@ -4,6 +4,7 @@ training_state.json.
 
     python -m tiankong_model.training_report LOG_JSONL STATE_JSON OUT_SVG [--json OUT_JSON]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,10 +27,12 @@ def loss_curve_svg(points: list[tuple[float, float]], width: int = 640, height: 
     y0, y1 = min(ys) - 0.1, max(ys) + 0.1
     sx = lambda x: left + (x - x0) / (x1 - x0) * (width - left - right)
     sy = lambda y: top + (y1 - y) / (y1 - y0) * (height - top - bottom)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-           'font-family="sans-serif" font-size="11">',
-           f'<rect width="{width}" height="{height}" fill="white"/>',
-           f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="13">{title}</text>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        'font-family="sans-serif" font-size="11">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{width / 2}" y="16" text-anchor="middle" font-size="13">{title}</text>',
+    ]
     for k in range(6):
         y = y0 + (y1 - y0) * k / 5
         out.append(f'<line x1="{left}" x2="{width - right}" y1="{sy(y):.1f}" y2="{sy(y):.1f}" stroke="#ddd"/>')
@@ -40,9 +43,13 @@ def loss_curve_svg(points: list[tuple[float, float]], width: int = 640, height: 
         out.append(f'<line y1="{top}" y2="{height - bottom}" x1="{sx(x):.1f}" x2="{sx(x):.1f}" stroke="#eee"/>')
         out.append(f'<text x="{sx(x):.1f}" y="{height - bottom + 16}" text-anchor="middle">{x:g}</text>')
         x += step
-    out.append(f'<text x="{(left + width - right) / 2}" y="{height - 6}" text-anchor="middle">tokens seen (millions)</text>')
-    out.append(f'<text x="14" y="{(top + height - bottom) / 2}" text-anchor="middle" '
-               f'transform="rotate(-90 14 {(top + height - bottom) / 2})">validation loss (nats)</text>')
+    out.append(
+        f'<text x="{(left + width - right) / 2}" y="{height - 6}" text-anchor="middle">tokens seen (millions)</text>'
+    )
+    out.append(
+        f'<text x="14" y="{(top + height - bottom) / 2}" text-anchor="middle" '
+        f'transform="rotate(-90 14 {(top + height - bottom) / 2})">validation loss (nats)</text>'
+    )
     path = " ".join(f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(y):.1f}" for i, (x, y) in enumerate(points))
     out.append(f'<path d="{path}" fill="none" stroke="#c0392b" stroke-width="2"/>')
     for x, y in points:
@@ -56,8 +63,11 @@ def summary(log: list[dict], state: dict) -> dict:
     evals = [e for e in log if "val_loss" in e]
     final = evals[-1] if evals else {}
     return {
-        "tokens": state.get("tokens_seen"), "steps": state.get("step"), "epochs": state.get("epoch"),
-        "hours": round(state.get("elapsed_s", 0) / 3600, 3), "recipe": state.get("recipe"),
+        "tokens": state.get("tokens_seen"),
+        "steps": state.get("step"),
+        "epochs": state.get("epoch"),
+        "hours": round(state.get("elapsed_s", 0) / 3600, 3),
+        "recipe": state.get("recipe"),
         "segments": state.get("segments", []),
         "final_validation": {k: final.get(k) for k in ("val_loss", "val_top1", "val_top5")},
         "curve": [{"tokens": e["tokens"], "val_loss": e["val_loss"], "val_top1": e.get("val_top1")} for e in evals],

@@ -1,4 +1,5 @@
 """BERT vocab.txt reading/writing and special-token lookup."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -8,6 +8,7 @@ exceed `max_file_bytes`, shards `model-0000K-of-0000N.safetensors` with
 
 Writes are atomic per folder (temp folder, then rename): an interrupted save leaves the old one.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,16 +44,23 @@ def _shards(tensors: dict[str, torch.Tensor], max_bytes: int) -> list[dict[str, 
     return shards
 
 
-def save_weights_dir(model, vocab: list[str] | None, state: dict, out_dir: Path,
-                     dtype: torch.dtype = torch.bfloat16, max_file_bytes: int = MAX_FILE_BYTES) -> list[str]:
+def save_weights_dir(
+    model,
+    vocab: list[str] | None,
+    state: dict,
+    out_dir: Path,
+    dtype: torch.dtype = torch.bfloat16,
+    max_file_bytes: int = MAX_FILE_BYTES,
+) -> list[str]:
     """Writes `model`'s weights in `dtype` plus config, `state` and (unless None) the vocab to
     `out_dir` (replacing it); returns the file names written."""
     out_dir = Path(out_dir)
     tmp = out_dir.with_name(out_dir.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    tensors = {k: v.detach().to("cpu", dtype).contiguous().clone()
-               for k, v in model.state_dict().items() if k not in _TIED}
+    tensors = {
+        k: v.detach().to("cpu", dtype).contiguous().clone() for k, v in model.state_dict().items() if k not in _TIED
+    }
     shards = _shards(tensors, max_file_bytes)
     files = ["config.json", "training_state.json"]
     (tmp / "config.json").write_text(json.dumps(model.config.to_hf_dict(), indent=2) + "\n")
@@ -71,8 +79,9 @@ def save_weights_dir(model, vocab: list[str] | None, state: dict, out_dir: Path,
             weight_map.update({t: name for t in shard})
             files.append(name)
         total = sum(t.numel() * t.element_size() for t in tensors.values())
-        (tmp / INDEX_FILE).write_text(json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map},
-                                                 indent=2, sort_keys=True) + "\n")
+        (tmp / INDEX_FILE).write_text(
+            json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}, indent=2, sort_keys=True) + "\n"
+        )
         files.append(INDEX_FILE)
     if out_dir.exists():
         shutil.rmtree(out_dir)

@@ -29,7 +29,10 @@ for (const file of files) {
     if (!line.trim()) continue;
     batch.push(line);
     lines += 1;
-    if (batch.length === BATCH) { await countBatch(batch); batch = []; }
+    if (batch.length === BATCH) {
+      await countBatch(batch);
+      batch = [];
+    }
   }
   if (batch.length) await countBatch(batch);
 }

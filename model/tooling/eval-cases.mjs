@@ -16,7 +16,12 @@ export function idiomsOfSplit(corpusDir, split) {
   const csv = dataPath('idioms/idioms.csv');
   const lines = join(corpusDir, split, 'idioms.txt');
   if (!existsSync(csv) || !existsSync(lines)) return [];
-  const inSplit = new Set(readFileSync(lines, 'utf8').split('\n').map((l) => l.split('：')[0].trim()).filter(Boolean));
+  const inSplit = new Set(
+    readFileSync(lines, 'utf8')
+      .split('\n')
+      .map((l) => l.split('：')[0].trim())
+      .filter(Boolean),
+  );
   const idioms = new Set();
   for (const line of readFileSync(csv, 'utf8').split('\n').slice(1)) {
     const idiom = line.split(',')[0].replace(/"/g, '').trim();
@@ -34,7 +39,8 @@ export function buildSuites(corpusDir, split, perSource, seed = 7) {
   const suites = {};
   for (const source of HELD_OUT_SOURCES) {
     const lines = splitLines(join(corpusDir, split, `${source}.txt`), perSource);
-    if (lines.length) suites[`held-out ${source}`] = { cases: lines.map((l) => maskOneChar(l, random)).filter(Boolean) };
+    if (lines.length)
+      suites[`held-out ${source}`] = { cases: lines.map((l) => maskOneChar(l, random)).filter(Boolean) };
   }
   const idioms = idiomsOfSplit(corpusDir, split);
   if (idioms.length) {
@@ -45,7 +51,11 @@ export function buildSuites(corpusDir, split, perSource, seed = 7) {
     const parity = split === 'dev' ? 0 : 1;
     const sentences = famousSentences(famousPath).filter((s) => s.textIndex % 2 === parity);
     const picked = [];
-    for (let i = 0; i < sentences.length && picked.length < perSource; i += Math.max(1, Math.floor(sentences.length / perSource))) {
+    for (
+      let i = 0;
+      i < sentences.length && picked.length < perSource;
+      i += Math.max(1, Math.floor(sentences.length / perSource))
+    ) {
       picked.push(maskOneChar(sentences[i].sentence, random));
     }
     suites['famous-line recall'] = { cases: picked.filter(Boolean), memorised: true };

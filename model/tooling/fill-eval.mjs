@@ -15,9 +15,14 @@ const HAN = /\p{Script=Han}/u;
 /** fusion block of model.json -> the core's DecodeOptions.fusion. */
 export function coreFusion(fusion) {
   return {
-    model: fusion.model ?? 1, unigram: fusion.unigram ?? 0,
-    ngram: Float32Array.from(fusion.ngram), hitBase: fusion.hit_base, hitPerToken: fusion.hit_per_token,
-    hitWhole: fusion.hit_whole, minHitStrength: fusion.min_hit_strength, modelCandidates: fusion.model_candidates,
+    model: fusion.model ?? 1,
+    unigram: fusion.unigram ?? 0,
+    ngram: Float32Array.from(fusion.ngram),
+    hitBase: fusion.hit_base,
+    hitPerToken: fusion.hit_per_token,
+    hitWhole: fusion.hit_whole,
+    minHitStrength: fusion.min_hit_strength,
+    modelCandidates: fusion.model_candidates,
   };
 }
 
@@ -30,31 +35,50 @@ export async function openEvaluator(modelDir, { threads = 2, memory = true } = {
   const manifest = JSON.parse(readFileSync(join(modelDir, 'model.json'), 'utf8'));
   const t = manifest.tokenizer;
   const tokenizer = new module.Tokenizer(new Uint8Array(readFileSync(join(modelDir, t.vocab))), {
-    cleanText: t.clean_text, handleChineseChars: t.handle_chinese_chars, stripAccents: t.strip_accents,
-    lowercase: t.lowercase, maxInputCharsPerWord: 100, maxLength: manifest.max_length,
+    cleanText: t.clean_text,
+    handleChineseChars: t.handle_chinese_chars,
+    stripAccents: t.strip_accents,
+    lowercase: t.lowercase,
+    maxInputCharsPerWord: 100,
+    maxLength: manifest.max_length,
   });
   const vocabSize = tokenizer.vocabSize();
   const vocab = Array.from({ length: vocabSize }, (_, id) => tokenizer.idToToken(id));
-  const eligibleIds = Int32Array.from(vocab.flatMap((tok, id) =>
-    tok.startsWith('##') || /^\[(PAD|UNK|CLS|SEP|MASK|unused\d+)\]$/.test(tok) ? [] : [id]));
+  const eligibleIds = Int32Array.from(
+    vocab.flatMap((tok, id) =>
+      tok.startsWith('##') || /^\[(PAD|UNK|CLS|SEP|MASK|unused\d+)\]$/.test(tok) ? [] : [id],
+    ),
+  );
   let mem = null;
   if (memory && manifest.memory && existsSync(join(modelDir, manifest.memory.file))) {
     mem = new module.Memory(new Uint8Array(readFileSync(join(modelDir, manifest.memory.file))), tokenizer);
   }
   // A "core" model: the core's output layer gathers input embeddings and projects hidden states.
-  const head = manifest.logits === 'core'
-    ? new module.OutputLayer(new Uint8Array(readFileSync(join(modelDir, manifest.head.file))), vocabSize) : null;
+  const head =
+    manifest.logits === 'core'
+      ? new module.OutputLayer(new Uint8Array(readFileSync(join(modelDir, manifest.head.file))), vocabSize)
+      : null;
   const ort = await import('onnxruntime-node');
-  const session = await ort.InferenceSession.create(new Uint8Array(readFileSync(join(modelDir, 'model.onnx'))),
-    { graphOptimizationLevel: 'all', executionProviders: ['cpu'], intraOpNumThreads: threads, interOpNumThreads: 1 });
+  const session = await ort.InferenceSession.create(new Uint8Array(readFileSync(join(modelDir, 'model.onnx'))), {
+    graphOptimizationLevel: 'all',
+    executionProviders: ['cpu'],
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+  });
   const decoders = new Map();
   const decoder = (topK, fusion) => {
     const key = `${topK}|${fusion ? JSON.stringify(fusion) : '-'}`;
     if (!decoders.has(key)) {
-      decoders.set(key, new module.Decoder(tokenizer, {
-        topK, threshold: 0, excludeSpecial: true, excludeSubwords: true,
-        ...(fusion ? { memory: mem, fusion: coreFusion(fusion) } : {}),
-      }));
+      decoders.set(
+        key,
+        new module.Decoder(tokenizer, {
+          topK,
+          threshold: 0,
+          excludeSpecial: true,
+          excludeSubwords: true,
+          ...(fusion ? { memory: mem, fusion: coreFusion(fusion) } : {}),
+        }),
+      );
     }
     return decoders.get(key);
   };
@@ -66,7 +90,13 @@ export async function openEvaluator(modelDir, { threads = 2, memory = true } = {
   }
 
   return {
-    manifest, vocab, vocabSize, tokenizer, memory: mem, eligibleIds, encode,
+    manifest,
+    vocab,
+    vocabSize,
+    tokenizer,
+    memory: mem,
+    eligibleIds,
+    encode,
     fusion: manifest.memory?.fusion ?? null,
     /** Logits at the mask of each encoded case (batches of `batch`, padded). */
     async logits(encodings, batch = 32) {
@@ -79,7 +109,10 @@ export async function openEvaluator(modelDir, { threads = 2, memory = true } = {
         const mask = new BigInt64Array(group.length * width);
         const positions = new BigInt64Array(group.length);
         group.forEach((e, b) => {
-          e.ids.forEach((id, k) => { ids[b * width + k] = BigInt(id); mask[b * width + k] = 1n; });
+          e.ids.forEach((id, k) => {
+            ids[b * width + k] = BigInt(id);
+            mask[b * width + k] = 1n;
+          });
           positions[b] = BigInt(e.maskPositions[0]);
         });
         const feeds = {};
@@ -88,9 +121,9 @@ export async function openEvaluator(modelDir, { threads = 2, memory = true } = {
           else if (name === 'inputs_embeds') {
             const embeds = head.embed(Int32Array.from(ids, Number));
             feeds[name] = new ort.Tensor('float32', embeds, [group.length, width, head.hiddenSize()]);
-          }
-          else if (name === 'attention_mask') feeds[name] = new ort.Tensor('int64', mask, [group.length, width]);
-          else if (name === 'token_type_ids') feeds[name] = new ort.Tensor('int64', new BigInt64Array(ids.length), [group.length, width]);
+          } else if (name === 'attention_mask') feeds[name] = new ort.Tensor('int64', mask, [group.length, width]);
+          else if (name === 'token_type_ids')
+            feeds[name] = new ort.Tensor('int64', new BigInt64Array(ids.length), [group.length, width]);
           else feeds[name] = new ort.Tensor('int64', positions, [group.length, 1]);
         }
         const outputs = await session.run(feeds);
@@ -116,7 +149,11 @@ export async function openEvaluator(modelDir, { threads = 2, memory = true } = {
         let s = ev.unigram[i];
         for (let n = 2; n < 9; n++) s += ev.gains[9 * i + n];
         // Passage hits weigh as the fusion weighs them (the memory's own evidence; no model involved).
-        if (ev.hitText[i] >= 0) s += (fusion?.hit_base ?? 2) + (fusion?.hit_per_token ?? 1) * ev.hitStrength[i] + (ev.hitWhole[i] ? fusion?.hit_whole ?? 2 : 0);
+        if (ev.hitText[i] >= 0)
+          s +=
+            (fusion?.hit_base ?? 2) +
+            (fusion?.hit_per_token ?? 1) * ev.hitStrength[i] +
+            (ev.hitWhole[i] ? (fusion?.hit_whole ?? 2) : 0);
         scores[i] = s;
       }
       const order = Array.from(scores.keys()).sort((a, b) => scores[b] - scores[a] || eligibleIds[a] - eligibleIds[b]);
@@ -154,19 +191,25 @@ export function maskOneChar(text, random, position) {
 /** Lines of a split file (.cache/corpus/<split>/<source>.txt) usable as cases. */
 export function splitLines(path, limit) {
   if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8').split('\n').map((l) => l.trim())
-    .filter((l) => [...l].length >= 6 && [...l].length <= 120).slice(0, limit);
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => [...l].length >= 6 && [...l].length <= 120)
+    .slice(0, limit);
 }
 
 /** Sentences of famous.jsonl texts (split after 。！？；), each with its text's index. */
 export function famousSentences(path) {
   const out = [];
-  readFileSync(path, 'utf8').split('\n').filter((l) => l.trim()).forEach((line, textIndex) => {
-    const { text } = JSON.parse(line);
-    for (const sentence of String(text).match(/[^。！？；]+[。！？；]?/gu) ?? []) {
-      const s = sentence.trim();
-      if ([...s].length >= 5 && [...s].length <= 60) out.push({ sentence: s, textIndex });
-    }
-  });
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .forEach((line, textIndex) => {
+      const { text } = JSON.parse(line);
+      for (const sentence of String(text).match(/[^。！？；]+[。！？；]?/gu) ?? []) {
+        const s = sentence.trim();
+        if ([...s].length >= 5 && [...s].length <= 60) out.push({ sentence: s, textIndex });
+      }
+    });
   return out;
 }

@@ -32,10 +32,16 @@ function parseArgs(argv) {
 
 /** Picks `count` lines of 8–64 characters, round-robin over the corpus files. */
 function pickSentences(corpusDir, count, random) {
-  const files = readdirSync(corpusDir).filter((f) => f.endsWith('.txt')).sort();
+  const files = readdirSync(corpusDir)
+    .filter((f) => f.endsWith('.txt'))
+    .sort();
   if (!files.length) throw new Error(`${corpusDir}: no *.txt corpus files`);
-  const pools = files.map((f) => readFileSync(join(corpusDir, f), 'utf8').split('\n')
-    .map((l) => l.trim()).filter((l) => [...l].length >= 8 && [...l].length <= 64));
+  const pools = files.map((f) =>
+    readFileSync(join(corpusDir, f), 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => [...l].length >= 8 && [...l].length <= 64),
+  );
   const sentences = [];
   for (let i = 0; sentences.length < count; i++) {
     const pool = pools[i % pools.length];
@@ -52,8 +58,12 @@ function loadModel(dir) {
 
 /** Logits [n_masks][vocab] at `positions`, for mask-only and full-logits graphs alike. */
 async function maskedLogits(handle, manifest, ids, positions) {
-  const feeds = { input_ids: [ids], attention_mask: [ids.map(() => 1)], token_type_ids: [ids.map(() => 0)],
-    mask_positions: [positions] };
+  const feeds = {
+    input_ids: [ids],
+    attention_mask: [ids.map(() => 1)],
+    token_type_ids: [ids.map(() => 0)],
+    mask_positions: [positions],
+  };
   const { dims, data } = await runLogits(handle, feeds);
   const vocabSize = dims[2];
   return positions.map((p, k) => {
@@ -84,7 +94,8 @@ async function main() {
   const reference = loadModel(args.reference);
   // Reference logit index of each tested-vocab token (identity unless the tested vocab was pruned).
   const toReference = tested.vocab.map((t) => {
-    if (!reference.index.has(t)) throw new Error(`token ${JSON.stringify(t)} of ${args.model} is not in the reference vocab`);
+    if (!reference.index.has(t))
+      throw new Error(`token ${JSON.stringify(t)} of ${args.model} is not in the reference vocab`);
     return reference.index.get(t);
   });
   const keptReferenceIds = new Set(toReference);
@@ -93,8 +104,10 @@ async function main() {
   const sentences = pickSentences(args.corpus, Number(args.sentences), random);
   const threads = Number(args.threads);
   const refHandle = await createSession(join(reference.dir, 'model.onnx'), 'node', threads);
-  const runtimes = { node: await createSession(join(tested.dir, 'model.onnx'), 'node', threads),
-    web: await createSession(join(tested.dir, 'model.onnx'), 'web', threads) };
+  const runtimes = {
+    node: await createSession(join(tested.dir, 'model.onnx'), 'node', threads),
+    web: await createSession(join(tested.dir, 'model.onnx'), 'web', threads),
+  };
   const pairs = { node: [], web: [] };
   const crossRuntime = [];
   const dump = [];
@@ -120,8 +133,12 @@ async function main() {
     const refInTested = refRows.map((row) => Float32Array.from(toReference, (r) => row[r]));
     referenceTop1Pruned += refRows.filter((row) => !keptReferenceIds.has(argmax(row))).length;
     if (dump.length < Number(args['dump-count'])) {
-      dump.push({ sentence, input_ids: refIds, mask_positions: positions,
-        logits: refRows.map((row) => Buffer.from(new Float32Array(row).buffer).toString('base64')) });
+      dump.push({
+        sentence,
+        input_ids: refIds,
+        mask_positions: positions,
+        logits: refRows.map((row) => Buffer.from(new Float32Array(row).buffer).toString('base64')),
+      });
     }
     const rowsByRuntime = {};
     for (const [kind, handle] of Object.entries(runtimes)) {
@@ -131,8 +148,15 @@ async function main() {
         const ref = refInTested[k];
         let maxDiff = 0;
         for (let i = 0; i < row.length; i++) maxDiff = Math.max(maxDiff, Math.abs(row[i] - ref[i]));
-        pairs[kind].push({ top1: argmax(row), top5: topK(row, 5), refTop1: argmax(ref), refTop5: topK(ref, 5),
-          kl: klDivergence(logSoftmax(ref), logSoftmax(row)), maxDiff, label: labels[k] });
+        pairs[kind].push({
+          top1: argmax(row),
+          top5: topK(row, 5),
+          refTop1: argmax(ref),
+          refTop5: topK(ref, 5),
+          kl: klDivergence(logSoftmax(ref), logSoftmax(row)),
+          maxDiff,
+          label: labels[k],
+        });
       });
     }
     rowsByRuntime.node.forEach((row, k) => {
@@ -144,17 +168,33 @@ async function main() {
   }
   if (args.dump) writeFileSync(args.dump, JSON.stringify(dump));
   const result = {
-    sentences: sentences.length, seed: Number(args.seed), threads,
-    tested: { dir: tested.dir, name: tested.manifest.name, quantization: tested.manifest.quantization,
-      vocab_size: tested.vocab.length, bytes: tested.manifest.files['model.onnx'].bytes },
-    reference: { dir: reference.dir, name: reference.manifest.name, vocab_size: reference.vocab.length,
-      bytes: reference.manifest.files['model.onnx'].bytes },
+    sentences: sentences.length,
+    seed: Number(args.seed),
+    threads,
+    tested: {
+      dir: tested.dir,
+      name: tested.manifest.name,
+      quantization: tested.manifest.quantization,
+      vocab_size: tested.vocab.length,
+      bytes: tested.manifest.files['model.onnx'].bytes,
+    },
+    reference: {
+      dir: reference.dir,
+      name: reference.manifest.name,
+      vocab_size: reference.vocab.length,
+      bytes: reference.manifest.files['model.onnx'].bytes,
+    },
     reference_top1_outside_tested_vocab: referenceTop1Pruned / pairs.node.length,
     vs_reference: { 'onnxruntime-node': summarize(pairs.node), 'onnxruntime-web': summarize(pairs.web) },
-    node_vs_web: { top1_agreement: crossRuntime.filter((c) => c.same).length / crossRuntime.length,
-      max_abs_logit_diff: Math.max(...crossRuntime.map((c) => c.maxDiff)) },
+    node_vs_web: {
+      top1_agreement: crossRuntime.filter((c) => c.same).length / crossRuntime.length,
+      max_abs_logit_diff: Math.max(...crossRuntime.map((c) => c.maxDiff)),
+    },
   };
   process.stdout.write(JSON.stringify(result), () => process.exit(0));
 }
 
-main().catch((err) => { console.error(`validate-model: ${err.message}`); process.exit(1); });
+main().catch((err) => {
+  console.error(`validate-model: ${err.message}`);
+  process.exit(1);
+});

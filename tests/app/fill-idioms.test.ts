@@ -15,7 +15,10 @@ describe('fillSentence', () => {
   test('best candidates by default, with the spans of the filled tokens', () => {
     const filled = fillSentence(result);
     expect(filled.text).toBe('一石二鸟，十全十美');
-    expect(filled.spans).toEqual([{ maskIndex: 0, start: 1, end: 2 }, { maskIndex: 1, start: 5, end: 6 }]);
+    expect(filled.spans).toEqual([
+      { maskIndex: 0, start: 1, end: 2 },
+      { maskIndex: 1, start: 5, end: 6 },
+    ]);
     expect(filled.parts.map((p) => p.text).join('')).toBe(filled.text);
   });
 
@@ -25,7 +28,13 @@ describe('fillSentence', () => {
   });
 
   test('multi-character tokens and masks without candidates', () => {
-    const r = { text: '[MASK]和[MASK]', masks: [{ start: 0, end: 6, candidates: [{ token: 'ab' }] }, { start: 7, end: 13, candidates: [] }] };
+    const r = {
+      text: '[MASK]和[MASK]',
+      masks: [
+        { start: 0, end: 6, candidates: [{ token: 'ab' }] },
+        { start: 7, end: 13, candidates: [] },
+      ],
+    };
     const filled = fillSentence(r);
     expect(filled.text).toBe('ab和[MASK]');
     expect(filled.spans).toEqual([{ maskIndex: 0, start: 0, end: 2 }]);
@@ -47,7 +56,10 @@ describe('whole words for adjacent masks', () => {
     const state = initialChoice(joint);
     expect(state).toEqual({ choice: [-1, -1], wordPicks: [0] });
     expect(fillChosen(joint, state).text).toBe('我们明天去公园玩');
-    expect(fillChosen(joint, state).spans).toEqual([{ maskIndex: 0, start: 5, end: 6 }, { maskIndex: 1, start: 6, end: 7 }]);
+    expect(fillChosen(joint, state).spans).toEqual([
+      { maskIndex: 0, start: 5, end: 6 },
+      { maskIndex: 1, start: 6, end: 7 },
+    ]);
   });
 
   test('another word, then a per-mask pick inside it', () => {
@@ -83,7 +95,9 @@ describe('findCompletedIdioms', () => {
 
   test('an idiom the filled token is not part of does not count', () => {
     expect(findCompletedIdioms('掩耳盗铃啊', [{ maskIndex: 0, start: 4, end: 5 }], asset)).toEqual([]);
-    expect(findCompletedIdioms('掩耳盗铃', [{ maskIndex: 0, start: 3, end: 4 }], asset).map((m) => m.idiom)).toEqual(['掩耳盗铃']);
+    expect(findCompletedIdioms('掩耳盗铃', [{ maskIndex: 0, start: 3, end: 4 }], asset).map((m) => m.idiom)).toEqual([
+      '掩耳盗铃',
+    ]);
   });
 
   test('wrong candidates and inherited object keys find nothing', () => {

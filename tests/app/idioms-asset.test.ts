@@ -6,8 +6,13 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
-// @ts-expect-error -- plain ESM build module, no typings
-import { buildIdiomAsset, buildIdiomJson, COMMITTED_IDIOMS_JSON, DEFAULT_IDIOMS_CSV, parseCsv } from '../../web/app/tooling/idioms.mjs';
+import {
+  buildIdiomAsset,
+  buildIdiomJson,
+  COMMITTED_IDIOMS_JSON,
+  DEFAULT_IDIOMS_CSV,
+  parseCsv,
+} from '../../web/app/tooling/idioms.mjs';
 
 describe('parseCsv', () => {
   test('quotes, doubled quotes, separators and newlines inside quotes, CRLF, BOM', () => {
@@ -25,7 +30,9 @@ describe('parseCsv', () => {
 
   test('absent CSV: a note, no asset', () => {
     const notes: string[] = [];
-    expect(buildIdiomJson('/nonexistent/idioms.csv', { warn: (m: string) => notes.push(m) })).toBeNull();
+    expect(
+      buildIdiomJson('/nonexistent/idioms.csv', { warn: (m: string) => notes.push(m) } as unknown as Console),
+    ).toBeNull();
     expect(notes[0]).toMatch(/idiom card stays hidden/);
   });
 });
@@ -34,7 +41,7 @@ const FIXTURE_CSV = fileURLToPath(new URL('../fixtures/data/idioms/idioms.csv', 
 
 describe.each([
   ['the committed idioms.csv sample (tests/fixtures)', FIXTURE_CSV],
-  ...(existsSync(DEFAULT_IDIOMS_CSV) ? [['the raw data\'s idioms.csv', DEFAULT_IDIOMS_CSV]] : []),
+  ...(existsSync(DEFAULT_IDIOMS_CSV) ? [["the raw data's idioms.csv", DEFAULT_IDIOMS_CSV]] : []),
 ])('%s', (_name, csv) => {
   test('same idioms, pinyin and explanations as Python csv.DictReader', () => {
     const script = `
@@ -46,11 +53,13 @@ with open(sys.argv[1], encoding='utf-8-sig', newline='') as f:
         if len(idiom) == 4 and idiom not in out:
             out[idiom] = [row['Pinyin'].strip(), row['Explanation'].strip()]
 json.dump(out, sys.stdout, ensure_ascii=False)`;
-    const reference = JSON.parse(execFileSync('/usr/bin/python3', ['-c', script, csv], { maxBuffer: 64 << 20 }).toString());
+    const reference = JSON.parse(
+      execFileSync('/usr/bin/python3', ['-c', script, csv], { maxBuffer: 64 << 20 }).toString(),
+    );
     const asset = buildIdiomAsset(parseCsv(readFileSync(csv, 'utf8')));
     expect(asset.count).toBe(Object.keys(reference).length);
     expect(asset.idioms).toEqual(reference);
-    expect(asset.idioms['掩耳盗铃'][0]).toBe('yǎn ěr dào líng');
+    expect((asset.idioms as Record<string, string[]>)['掩耳盗铃'][0]).toBe('yǎn ěr dào líng');
   });
 });
 
@@ -64,19 +73,24 @@ describe('the committed, generated web/app/data/idioms.json', () => {
     expect(asset.license).toMatch(/MPL-2\.0/);
     expect(asset.count).toBe(Object.keys(asset.idioms).length);
     expect(asset.count).toBeGreaterThan(29_000);
-    expect(asset.idioms['掩耳盗铃'][0]).toBe('yǎn ěr dào líng');
+    expect((asset.idioms as Record<string, string[]>)['掩耳盗铃'][0]).toBe('yǎn ěr dào líng');
     const licences = readdirSync(dirname(COMMITTED_IDIOMS_JSON));
     expect(licences).toEqual(expect.arrayContaining(['LICENSE-chinese-xinhua-MIT', 'LICENSE-MPL-2.0.md', 'README.md']));
   });
 
-  test.skipIf(!existsSync(DEFAULT_IDIOMS_CSV))('is what scripts/build-idioms makes from the raw data (up to date)', () => {
-    expect(`${buildIdiomJson(DEFAULT_IDIOMS_CSV)}\n`).toBe(readFileSync(COMMITTED_IDIOMS_JSON, 'utf8'));
-  });
+  test.skipIf(!existsSync(DEFAULT_IDIOMS_CSV))(
+    'is what scripts/build-idioms makes from the raw data (up to date)',
+    () => {
+      expect(`${buildIdiomJson(DEFAULT_IDIOMS_CSV)}\n`).toBe(readFileSync(COMMITTED_IDIOMS_JSON, 'utf8'));
+    },
+  );
 
   test('scripts/build-idioms without the raw data: says so, exit 0, the committed file untouched', () => {
     const before = readFileSync(COMMITTED_IDIOMS_JSON);
-    const run = spawnSync(process.execPath, [fileURLToPath(new URL('../../scripts/build-idioms', import.meta.url))],
-      { encoding: 'utf8', env: { ...process.env, TIANKONG_DATA: '/nonexistent' } });
+    const run = spawnSync(process.execPath, [fileURLToPath(new URL('../../scripts/build-idioms', import.meta.url))], {
+      encoding: 'utf8',
+      env: { ...process.env, TIANKONG_DATA: '/nonexistent' },
+    });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/needs the raw data in \/nonexistent.*skipped/);
     expect(readFileSync(COMMITTED_IDIOMS_JSON).equals(before)).toBe(true);

@@ -12,29 +12,35 @@ import { resolveRequestPath } from '../harness/static-server.mjs';
 
 /** A raw GET (fetch would normalise "..", which is exactly what must be tested). */
 function get(port: number, rawPath: string, headers: Record<string, string> = {}, method = 'GET') {
-  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: rawPath, method, headers }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>(
+    (resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path: rawPath, method, headers }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    },
+  );
 }
 
 /** A raw GET returning the body's bytes as sent (no decoding). */
 function getBytes(port: number, rawPath: string, headers: Record<string, string> = {}) {
-  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: rawPath, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }>(
+    (resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path: rawPath, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+      });
+      req.on('error', reject);
+      req.end();
+    },
+  );
 }
 
 const BIG_JS = `export const text = ${JSON.stringify('填空'.repeat(2000))};\n`;
@@ -60,7 +66,10 @@ describe('static server', () => {
     writeFileSync(path.join(root, 'big.js.br'), brotliCompressSync(BIG_JS));
     writeFileSync(path.join(root, 'big.js.gz'), gzipSync(BIG_JS));
     writeFileSync(path.join(dir, 'secret.txt'), 'SECRET');
-    server = await startAppServer({ root, onRequest: ({ method, url, status }) => served.push(`${method} ${url} ${status}`) });
+    server = await startAppServer({
+      root,
+      onRequest: ({ method, url, status }) => served.push(`${method} ${url} ${status}`),
+    });
     port = server.port;
   });
 
@@ -79,7 +88,8 @@ describe('static server', () => {
     expect(res.headers['cross-origin-resource-policy']).toBe('same-origin');
     expect(res.headers['content-security-policy']).toBe(
       "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; object-src 'none'; base-uri 'self'; " +
-      "form-action 'self'; frame-ancestors 'none'");
+        "form-action 'self'; frame-ancestors 'none'",
+    );
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect(res.headers['cache-control']).toBe('no-cache');
   });
@@ -103,8 +113,16 @@ describe('static server', () => {
   });
 
   test('no directory traversal, in any spelling; errors still carry the headers', async () => {
-    for (const attempt of ['/../secret.txt', '/%2e%2e/secret.txt', '/..%2fsecret.txt', '/models/..%2f..%2fsecret.txt',
-      '/%2e%2e%5csecret.txt', '/models/%00', '//../secret.txt', '/%E0%A4%A']) {
+    for (const attempt of [
+      '/../secret.txt',
+      '/%2e%2e/secret.txt',
+      '/..%2fsecret.txt',
+      '/models/..%2f..%2fsecret.txt',
+      '/%2e%2e%5csecret.txt',
+      '/models/%00',
+      '//../secret.txt',
+      '/%E0%A4%A',
+    ]) {
       const res = await get(port, attempt);
       expect(res.status, attempt).toBeGreaterThanOrEqual(400);
       expect(res.body, attempt).not.toContain('SECRET');

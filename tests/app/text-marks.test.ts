@@ -2,11 +2,39 @@
 // tokenizer (dist/core, the reference here) turns into [MASK] is highlighted, nothing else.
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
-import { applyRunsUpdate, cleanSuspicious, findMarks, findMasks, findSuspicious, type Run, runsOf, updateRuns } from '../../web/app/src/text-marks.js';
+import {
+  applyRunsUpdate,
+  cleanSuspicious,
+  findMarks,
+  findMasks,
+  findSuspicious,
+  type Run,
+  runsOf,
+  updateRuns,
+} from '../../web/app/src/text-marks.js';
 import { BERT_BASE_CHINESE, loadBuild, missingPrerequisite, vocabPath } from '../core/core-builds.js';
 
-const SPELLINGS = ['[MASK]', '[mask]', '[Mask]', '［MASK］', '［ｍａｓｋ］', '[ＭＡＳＫ]', '［MASK]', '[MASK］',
-  '[MASK', 'MASK]', '[ MASK ]', '[MASKS]', '[MAS]', '【MASK】', '【mask]', '[ＭＡＳＫ】', '【MASK', '(MASK)', '[[MASK]]'];
+const SPELLINGS = [
+  '[MASK]',
+  '[mask]',
+  '[Mask]',
+  '［MASK］',
+  '［ｍａｓｋ］',
+  '[ＭＡＳＫ]',
+  '［MASK]',
+  '[MASK］',
+  '[MASK',
+  'MASK]',
+  '[ MASK ]',
+  '[MASKS]',
+  '[MAS]',
+  '【MASK】',
+  '【mask]',
+  '[ＭＡＳＫ】',
+  '【MASK',
+  '(MASK)',
+  '[[MASK]]',
+];
 
 describe('findMasks agrees with the C++ tokenizer', () => {
   test.skipIf(missingPrerequisite() !== null)('mask count for every spelling', async () => {
@@ -29,7 +57,7 @@ describe('findMasks agrees with the C++ tokenizer', () => {
     expect(findMasks(text).map((m) => text.slice(m.start, m.end))).toEqual(['[MASK]', '［ｍａｓｋ］']);
   });
 
-  test('【MASK】 (a Chinese keyboard\'s brackets) is a mask, in any mix with the other brackets', () => {
+  test("【MASK】 (a Chinese keyboard's brackets) is a mask, in any mix with the other brackets", () => {
     const text = '一【MASK】二【mask]三[MASK】四';
     expect(findMasks(text).map((m) => text.slice(m.start, m.end))).toEqual(['【MASK】', '【mask]', '[MASK】']);
   });
@@ -65,13 +93,31 @@ describe('suspicious characters', () => {
 });
 
 describe('updateRuns (the editor re-renders only around an edit)', () => {
-  const marksOf = (runs: Run[]) => runs.filter((r) => r.mark).map((r) => [r.start, r.end, r.mark!.kind, r.mark!.start, r.mark!.end]);
-  const apply = (previous: string, runs: Run[], next: string): Run[] => applyRunsUpdate(runs, updateRuns(previous, runs, next));
-  const tiles = (runs: Run[], length: number) => runs.every((r, i) => r.start === (i === 0 ? 0 : runs[i - 1]!.end) && r.end > r.start)
-    && (runs.length === 0 ? length === 0 : runs.at(-1)!.end === length);
+  const marksOf = (runs: Run[]) =>
+    runs.filter((r) => r.mark).map((r) => [r.start, r.end, r.mark!.kind, r.mark!.start, r.mark!.end]);
+  const apply = (previous: string, runs: Run[], next: string): Run[] =>
+    applyRunsUpdate(runs, updateRuns(previous, runs, next));
+  const tiles = (runs: Run[], length: number) =>
+    runs.every((r, i) => r.start === (i === 0 ? 0 : runs[i - 1]!.end) && r.end > r.start) &&
+    (runs.length === 0 ? length === 0 : runs.at(-1)!.end === length);
 
   test('random edits of a text full of masks and invisible characters: the same marks as a full scan', () => {
-    const pieces = ['春', '眠', '[MASK]', '【mask】', '［ＭＡＳＫ］', '\u200b', '\u3000', '😀', 'a', '[', ']', 'MASK', '\u202e', ' '];
+    const pieces = [
+      '春',
+      '眠',
+      '[MASK]',
+      '【mask】',
+      '［ＭＡＳＫ］',
+      '\u200b',
+      '\u3000',
+      '😀',
+      'a',
+      '[',
+      ']',
+      'MASK',
+      '\u202e',
+      ' ',
+    ];
     let seed = 7;
     const random = (n: number) => {
       seed = (seed * 1103515245 + 12345) % 2 ** 31;

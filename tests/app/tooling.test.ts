@@ -5,9 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-// @ts-expect-error -- plain ESM build modules, no typings
 import { encodePng, renderIcon } from '../../web/app/tooling/icons.mjs';
-// @ts-expect-error -- plain ESM build modules, no typings
 import { resolveForBrowser, vendorBareImports } from '../../web/app/tooling/vendor-imports.mjs';
 
 const REPO = path.resolve(import.meta.dirname, '../..');
@@ -36,14 +34,21 @@ print(json.dumps({'width': w, 'height': h, 'rgba': b''.join(raw[y * stride + 1:(
 
 describe('icons', () => {
   test('encodePng round-trips through an independent decoder', () => {
-    const rgba = new Uint8Array([255, 0, 0, 255, 0, 255, 0, 128, 0, 0, 255, 0, 10, 20, 30, 40, 1, 2, 3, 4, 250, 251, 252, 253]);
-    expect(decodeWithPython(encodePng(3, 2, rgba))).toEqual({ width: 3, height: 2, rgba: Buffer.from(rgba).toString('hex') });
+    const rgba = new Uint8Array([
+      255, 0, 0, 255, 0, 255, 0, 128, 0, 0, 255, 0, 10, 20, 30, 40, 1, 2, 3, 4, 250, 251, 252, 253,
+    ]);
+    expect(decodeWithPython(encodePng(3, 2, rgba))).toEqual({
+      width: 3,
+      height: 2,
+      rgba: Buffer.from(rgba).toString('hex'),
+    });
   });
 
   test('the icon: transparent rounded corners, opaque full-bleed maskable variant', () => {
     const plain = decodeWithPython(renderIcon(48));
     const maskable = decodeWithPython(renderIcon(48, { maskable: true }));
-    const alpha = (icon: { rgba: string }, x: number, y: number) => parseInt(icon.rgba.slice((y * 48 + x) * 8 + 6, (y * 48 + x) * 8 + 8), 16);
+    const alpha = (icon: { rgba: string }, x: number, y: number) =>
+      parseInt(icon.rgba.slice((y * 48 + x) * 8 + 6, (y * 48 + x) * 8 + 8), 16);
     expect(plain.width).toBe(48);
     expect(alpha(plain, 0, 0)).toBe(0);
     expect(alpha(plain, 24, 24)).toBe(255);
@@ -53,14 +58,20 @@ describe('icons', () => {
 
 describe('vendoring bare imports', () => {
   test('onnxruntime-web/wasm resolves to the bundle a browser bundler picks; the wasm it names comes along', () => {
-    expect(resolveForBrowser('onnxruntime-web/wasm', REPO)).toBe(path.join(REPO, 'node_modules/onnxruntime-web/dist/ort.wasm.bundle.min.mjs'));
+    expect(resolveForBrowser('onnxruntime-web/wasm', REPO)).toBe(
+      path.join(REPO, 'node_modules/onnxruntime-web/dist/ort.wasm.bundle.min.mjs'),
+    );
     const dir = mkdtempSync(path.join(tmpdir(), 'tiankong-vendor-'));
     try {
       const file = path.join(dir, 'worker.js');
       writeFileSync(file, "import * as ort from 'onnxruntime-web/wasm';\n");
       vendorBareImports(dir, [file], REPO);
       const wasm = path.join(dir, 'vendor', 'ort-wasm-simd-threaded.wasm');
-      expect(readFileSync(wasm).equals(readFileSync(path.join(REPO, 'node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm')))).toBe(true);
+      expect(
+        readFileSync(wasm).equals(
+          readFileSync(path.join(REPO, 'node_modules/onnxruntime-web/dist/ort-wasm-simd-threaded.wasm')),
+        ),
+      ).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -70,15 +81,18 @@ describe('vendoring bare imports', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'tiankong-vendor-'));
     try {
       const file = path.join(dir, 'worker.js');
-      writeFileSync(file, [
-        '/**',
-        " * import { createFillMask } from 'tiankong';",
-        ' */',
-        "import * as ort from 'onnxruntime-web/wasm';",
-        "import { readFile } from 'node:fs/promises';",
-        "import { x } from './local.js';",
-        "export { y } from 'onnxruntime-web/wasm';",
-      ].join('\n'));
+      writeFileSync(
+        file,
+        [
+          '/**',
+          " * import { createFillMask } from 'tiankong';",
+          ' */',
+          "import * as ort from 'onnxruntime-web/wasm';",
+          "import { readFile } from 'node:fs/promises';",
+          "import { x } from './local.js';",
+          "export { y } from 'onnxruntime-web/wasm';",
+        ].join('\n'),
+      );
       const vendored = vendorBareImports(dir, [file], REPO);
       expect(vendored).toEqual({ 'onnxruntime-web/wasm': 'vendor/onnxruntime-web__wasm.mjs' });
       expect(readFileSync(file, 'utf8').split('\n')).toEqual([
@@ -91,7 +105,8 @@ describe('vendoring bare imports', () => {
         "export { y } from './vendor/onnxruntime-web__wasm.mjs';",
       ]);
       expect(readFileSync(path.join(dir, 'vendor/onnxruntime-web__wasm.mjs'))).toEqual(
-        readFileSync(path.join(REPO, 'node_modules/onnxruntime-web/dist/ort.wasm.bundle.min.mjs')));
+        readFileSync(path.join(REPO, 'node_modules/onnxruntime-web/dist/ort.wasm.bundle.min.mjs')),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -8,13 +8,15 @@ import { fileURLToPath } from 'node:url';
 import tokenizers from 'tokenizers';
 import { describe, expect, test } from 'vitest';
 import { dataAvailable, dataDir, dataPath } from '../../model/tooling/data-paths.mjs';
-// @ts-expect-error -- plain ESM module of the benchmark, no typings
 import { benchSentences } from '../../bench/lib/sentences.mjs';
 
 const fixtures = fileURLToPath(new URL('../fixtures/data/', import.meta.url));
 const tokenizerJson = `${fixtures}vocab/bert-base-chinese/tokenizer.json`;
 const full = dataAvailable('corpus/wiki.txt');
-if (!full) console.warn(`benchmark sentences: the full corpus is absent (${dataDir()}): checking the generator on the committed sample`);
+if (!full)
+  console.warn(
+    `benchmark sentences: the full corpus is absent (${dataDir()}): checking the generator on the committed sample`,
+  );
 const input = full
   ? { corpusDir: dataPath('corpus'), file: 'wiki.txt', count: 33 }
   : { corpusDir: `${fixtures}corpus`, file: 'poetry.txt', count: 5 };
@@ -39,7 +41,10 @@ describe(`benchmark sentences (${full ? 'full corpus, as benchmarked' : 'committ
         expect(Array.from(text.replaceAll('[MASK]', '_'))).toHaveLength(chars);
         const tokens = (await tokenizer.encode(text)).getTokens();
         expect(tokens, text).toHaveLength(chars + 2);
-        expect(tokens.filter((t: string) => t === '[MASK]'), text).toHaveLength(masks);
+        expect(
+          tokens.filter((t: string) => t === '[MASK]'),
+          text,
+        ).toHaveLength(masks);
       }
     }
   });

@@ -7,11 +7,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CHROMIUM, launchChromium } from '../harness/chromium.mjs';
 import { readDistFile } from '../harness/package-origin.mjs';
 import { startRouteServer } from '../harness/route-server.js';
-// @ts-expect-error -- plain ESM helper shared with the parity CLI, no typings
 import * as parity from '../parity/parity.mjs';
 import { BERT_BASE_CHINESE, distDir, missingPrerequisite, vocabPath } from './core-builds.js';
 
-const missing = missingPrerequisite() ?? (existsSync(CHROMIUM) ? null : `${CHROMIUM} not found: browser smoke test skipped`);
+const missing =
+  missingPrerequisite() ?? (existsSync(CHROMIUM) ? null : `${CHROMIUM} not found: browser smoke test skipped`);
 if (missing) console.warn(missing);
 
 const TEXT = '床前明月光，疑是地[MASK]霜。😀';
@@ -64,7 +64,9 @@ describe.skipIf(missing !== null)('core in headless Chromium', () => {
     const page = await context.newPage();
     try {
       await page.goto(`${server.origin}/${mode}/smoke.html?variant=${variant}`);
-      await page.waitForFunction(() => (window as { __result?: unknown }).__result !== undefined, null, { timeout: 60_000 });
+      await page.waitForFunction(() => (window as { __result?: unknown }).__result !== undefined, null, {
+        timeout: 60_000,
+      });
       return await page.evaluate(() => (window as unknown as { __result: Record<string, unknown> }).__result);
     } finally {
       await page.close();
@@ -82,7 +84,12 @@ describe.skipIf(missing !== null)('core in headless Chromium', () => {
   test('cross-origin isolated page: auto loads the threaded build', async () => {
     const result = await run('iso', 'auto');
     await expectWorks(result);
-    expect(result).toMatchObject({ variant: 'threads', isolated: true, warnings: [], info: { threads: true, simd: true } });
+    expect(result).toMatchObject({
+      variant: 'threads',
+      isolated: true,
+      warnings: [],
+      info: { threads: true, simd: true },
+    });
   });
 
   test('the single-threaded build loads on request', async () => {
@@ -95,6 +102,10 @@ describe.skipIf(missing !== null)('core in headless Chromium', () => {
     const result = await run('plain', 'auto');
     await expectWorks(result);
     expect(result).toMatchObject({ variant: 'single', isolated: false, info: { threads: false } });
-    expect(result.warnings).toEqual([expect.stringMatching(/not cross-origin isolated.*Cross-Origin-Opener-Policy: same-origin.*Cross-Origin-Embedder-Policy: require-corp/)]);
+    expect(result.warnings).toEqual([
+      expect.stringMatching(
+        /not cross-origin isolated.*Cross-Origin-Opener-Policy: same-origin.*Cross-Origin-Embedder-Policy: require-corp/,
+      ),
+    ]);
   });
 });

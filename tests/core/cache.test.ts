@@ -37,7 +37,15 @@ describe.skipIf(missing !== null).each(VARIANTS)('fingerprint cache [%s build]',
     expect(cache.get(ids(101, 2, 103, 102), mask, 'k5')).toBeUndefined();
     expect(cache.get(ids(101, 1, 103, 102), mask, 'k5')).toBe('A');
     expect(cache.get(ids(101, 3, 103, 102), mask, 'k5')).toBe('C');
-    expect(cache.stats()).toEqual({ hits: 3, misses: 2, evictions: 1, entries: 2, bytes: cache.stats().bytes, maxEntries: 2, maxBytes: 1 << 20 });
+    expect(cache.stats()).toEqual({
+      hits: 3,
+      misses: 2,
+      evictions: 1,
+      entries: 2,
+      bytes: cache.stats().bytes,
+      maxEntries: 2,
+      maxBytes: 1 << 20,
+    });
     cache.clear();
     expect(cache.get(ids(101, 1, 103, 102), mask, 'k5')).toBeUndefined();
     expect(cache.stats()).toMatchObject({ entries: 0, bytes: 0, hits: 3, misses: 3 });
@@ -83,7 +91,9 @@ describe.skipIf(missing !== null).each(VARIANTS)('fingerprint cache [%s build]',
     expect(() => newCache(10, 1.5)).toThrow(/FingerprintCache: maxBytes must be an integer/);
     const cache = newCache(10, 1000);
     expect(() => cache.get([1, 2] as never, ids(0), 'f')).toThrow(/FingerprintCache.get: ids must be an Int32Array/);
-    expect(() => cache.put(ids(1), ids(0), 5 as never, 'v')).toThrow(/FingerprintCache.put: optionsFingerprint must be a string/);
+    expect(() => cache.put(ids(1), ids(0), 5 as never, 'v')).toThrow(
+      /FingerprintCache.put: optionsFingerprint must be a string/,
+    );
     expect(() => cache.put(ids(1), ids(0), 'f', {} as never)).toThrow(/FingerprintCache.put: value must be a string/);
   });
 });

@@ -26,7 +26,8 @@ const BUILD_FILES = [
 /** Why the core suites cannot run here, or null. */
 export function missingPrerequisite(): string | null {
   const absent = BUILD_FILES.filter((f) => !existsSync(join(distDir, f)));
-  if (absent.length) return `core build missing (${absent.join(', ')}): run scripts/build-wasm && npx tsc -p web/tsconfig.json`;
+  if (absent.length)
+    return `core build missing (${absent.join(', ')}): run scripts/build-wasm && npx tsc -p web/tsconfig.json`;
   if (!existsSync(vocabPath)) return `vocab fixture not found at ${vocabPath}: run scripts/make-test-fixtures`;
   return null;
 }

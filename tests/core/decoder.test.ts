@@ -17,7 +17,11 @@ const DEFAULTS: DecodeOptions = {
   denyIds: new Int32Array(0),
 };
 
-interface Row { ids: number[]; probabilities: number[]; other: number }
+interface Row {
+  ids: number[];
+  probabilities: number[];
+  other: number;
+}
 
 function referenceEligibility(tokenizer: WasmTokenizer, options: DecodeOptions): boolean[] {
   const n = tokenizer.vocabSize();
@@ -92,7 +96,9 @@ describe.skipIf(missing !== null).each(VARIANTS)('decoder [%s build]', (variant)
       const expected = referenceDecode(logits.subarray(r * vocab, (r + 1) * vocab), eligible, options);
       expect(Array.from(row.ids), `row ${r} ids`).toEqual(expected.ids);
       row.probabilities.forEach((p, i) => {
-        expect(Math.abs(p - expected.probabilities[i]) / expected.probabilities[i], `row ${r} rank ${i}`).toBeLessThan(1e-6);
+        expect(Math.abs(p - expected.probabilities[i]) / expected.probabilities[i], `row ${r} rank ${i}`).toBeLessThan(
+          1e-6,
+        );
       });
       expect(row.other).toBeCloseTo(expected.other, 6);
     });
@@ -126,13 +132,26 @@ describe.skipIf(missing !== null).each(VARIANTS)('decoder [%s build]', (variant)
   test('allow and deny lists, special tokens and ## pieces', () => {
     const special = tokenizer.specialIds();
     const logits = new Float32Array(vocab);
-    const ids = [special.mask, special.unk, tokenizer.tokenToId('[unused5]'), tokenizer.tokenToId('##的'),
-      tokenizer.tokenToId('的'), tokenizer.tokenToId('了'), tokenizer.tokenToId('是')];
+    const ids = [
+      special.mask,
+      special.unk,
+      tokenizer.tokenToId('[unused5]'),
+      tokenizer.tokenToId('##的'),
+      tokenizer.tokenToId('的'),
+      tokenizer.tokenToId('了'),
+      tokenizer.tokenToId('是'),
+    ];
     ids.forEach((id, rank) => (logits[id] = 20 - rank));
-    expect(Array.from(makeDecoder({ topK: 2 }).decoder.decode(logits, 1, vocab, undefined, undefined)[0].ids)).toEqual(ids.slice(4, 6));
+    expect(Array.from(makeDecoder({ topK: 2 }).decoder.decode(logits, 1, vocab, undefined, undefined)[0].ids)).toEqual(
+      ids.slice(4, 6),
+    );
     const flagsOff = makeDecoder({ topK: 4, excludeSpecial: false, excludeSubwords: false });
     expect(Array.from(flagsOff.decoder.decode(logits, 1, vocab, undefined, undefined)[0].ids)).toEqual(ids.slice(0, 4));
-    const lists = makeDecoder({ topK: 3, allowIds: new Int32Array([ids[5], ids[6], ids[0]]), denyIds: new Int32Array([ids[5]]) });
+    const lists = makeDecoder({
+      topK: 3,
+      allowIds: new Int32Array([ids[5], ids[6], ids[0]]),
+      denyIds: new Int32Array([ids[5]]),
+    });
     expect(Array.from(lists.decoder.decode(logits, 1, vocab, undefined, undefined)[0].ids)).toEqual([ids[6]]);
     expectMatchesReference(lists.decoder, lists.options, logits, 1);
   });
@@ -143,12 +162,20 @@ describe.skipIf(missing !== null).each(VARIANTS)('decoder [%s build]', (variant)
     logits[vocab + 17] = NaN;
     expect(() => decoder.decode(logits, 2, vocab, undefined, undefined)).toThrow(/logits\[row 1, column 17\] is NaN/);
     logits[vocab + 17] = Infinity;
-    expect(() => decoder.decode(logits, 2, vocab, undefined, undefined)).toThrow(/logits\[row 1, column 17\] is \+Infinity/);
+    expect(() => decoder.decode(logits, 2, vocab, undefined, undefined)).toThrow(
+      /logits\[row 1, column 17\] is \+Infinity/,
+    );
     logits.fill(-Infinity, vocab);
     expect(() => decoder.decode(logits, 2, vocab, undefined, undefined)).toThrow(/row 1 is all -Infinity/);
-    expect(() => decoder.decode(logits, 3, vocab, undefined, undefined)).toThrow(/logits has 42256 values, expected nRows x vocabSize = 3 x 21128/);
-    expect(() => decoder.decode(logits, 2, 100, undefined, undefined)).toThrow(/vocabSize is 100 but the tokenizer's vocabulary has 21128/);
-    expect(() => decoder.decode(Array.from(logits) as never, 2, vocab, undefined, undefined)).toThrow(/logits must be a Float32Array/);
+    expect(() => decoder.decode(logits, 3, vocab, undefined, undefined)).toThrow(
+      /logits has 42256 values, expected nRows x vocabSize = 3 x 21128/,
+    );
+    expect(() => decoder.decode(logits, 2, 100, undefined, undefined)).toThrow(
+      /vocabSize is 100 but the tokenizer's vocabulary has 21128/,
+    );
+    expect(() => decoder.decode(Array.from(logits) as never, 2, vocab, undefined, undefined)).toThrow(
+      /logits must be a Float32Array/,
+    );
     expect(decoder.decode(new Float32Array(0), 0, vocab, undefined, undefined)).toEqual([]);
     // The decoder still works after errors.
     expect(decoder.decode(new Float32Array(vocab), 1, vocab, undefined, undefined)[0].ids).toHaveLength(5);
@@ -161,6 +188,8 @@ describe.skipIf(missing !== null).each(VARIANTS)('decoder [%s build]', (variant)
     expect(make({ threshold: 1.5 })).toThrow(/DecodeOptions.threshold must be a number in \[0, 1\]/);
     expect(make({ excludeSpecial: 'yes' })).toThrow(/DecodeOptions.excludeSpecial must be a boolean/);
     expect(make({ allowIds: [1, 2] })).toThrow(/DecodeOptions.allowIds must be an Int32Array/);
-    expect(make({ denyIds: new Int32Array([5, 21128]) })).toThrow(/DecodeOptions.denyIds\[1\] = 21128 is not a token id/);
+    expect(make({ denyIds: new Int32Array([5, 21128]) })).toThrow(
+      /DecodeOptions.denyIds\[1\] = 21128 is not a token id/,
+    );
   });
 });

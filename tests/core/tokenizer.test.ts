@@ -5,7 +5,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { WasmTokenizer } from '../../web/src/core/core-module.js';
 import type { LoadedCore } from '../../web/src/core/load-core.js';
-// @ts-expect-error -- plain ESM helper shared with the parity CLI, no typings
 import * as parity from '../parity/parity.mjs';
 import { BERT_BASE_CHINESE, VARIANTS, loadBuild, missingPrerequisite, readVocab } from './core-builds.js';
 
@@ -58,11 +57,18 @@ describe.skipIf(missing !== null).each(VARIANTS)('tokenizer through wasm [%s bui
   }
 
   // ~5 000 lines of the full corpus, or every line of the committed sample when it is absent.
-  test(parity.hasFullCorpus ? 'corpus sample (~5 000 lines) equals HF tokenizers' : 'committed corpus sample equals HF tokenizers', async () => {
-    const lines = parity.hasFullCorpus ? (parity.corpusLines() as string[]).filter((_, i) => i % 10 === 0) : parity.corpusLines() as string[];
-    expect(lines.length).toBeGreaterThan(parity.hasFullCorpus ? 4000 : 1000);
-    await expectSameAsHf(lines);
-  });
+  test(
+    parity.hasFullCorpus
+      ? 'corpus sample (~5 000 lines) equals HF tokenizers'
+      : 'committed corpus sample equals HF tokenizers',
+    async () => {
+      const lines = parity.hasFullCorpus
+        ? (parity.corpusLines() as string[]).filter((_, i) => i % 10 === 0)
+        : (parity.corpusLines() as string[]);
+      expect(lines.length).toBeGreaterThan(parity.hasFullCorpus ? 4000 : 1000);
+      await expectSameAsHf(lines);
+    },
+  );
 
   test('tricky strings (surrogate pairs, lone surrogates, masks, accents, controls) equal HF', async () => {
     const cases: string[] = [...TRICKY, ...parity.adversarial().cases];
@@ -99,10 +105,18 @@ describe.skipIf(missing !== null).each(VARIANTS)('tokenizer through wasm [%s bui
     } finally {
       small.delete();
     }
-    expect(() => new core.module.Tokenizer(new TextEncoder().encode('a\nb\n'), BERT_BASE_CHINESE)).toThrow(/Tokenizer: invalid vocab: .*\[PAD\]/);
-    expect(() => new core.module.Tokenizer('vocab' as never, BERT_BASE_CHINESE)).toThrow(/vocabBytes must be a Uint8Array/);
-    expect(() => new core.module.Tokenizer(readVocab(), { ...BERT_BASE_CHINESE, maxLength: 1 })).toThrow(/TokenizerOptions.maxLength must be an integer in \[2,/);
-    expect(() => new core.module.Tokenizer(readVocab(), { ...BERT_BASE_CHINESE, lowercase: 1 as never })).toThrow(/TokenizerOptions.lowercase must be a boolean/);
+    expect(() => new core.module.Tokenizer(new TextEncoder().encode('a\nb\n'), BERT_BASE_CHINESE)).toThrow(
+      /Tokenizer: invalid vocab: .*\[PAD\]/,
+    );
+    expect(() => new core.module.Tokenizer('vocab' as never, BERT_BASE_CHINESE)).toThrow(
+      /vocabBytes must be a Uint8Array/,
+    );
+    expect(() => new core.module.Tokenizer(readVocab(), { ...BERT_BASE_CHINESE, maxLength: 1 })).toThrow(
+      /TokenizerOptions.maxLength must be an integer in \[2,/,
+    );
+    expect(() => new core.module.Tokenizer(readVocab(), { ...BERT_BASE_CHINESE, lowercase: 1 as never })).toThrow(
+      /TokenizerOptions.lowercase must be a boolean/,
+    );
     expect(() => tokenizer.encode(42 as never)).toThrow(/Tokenizer.encode: text must be a string/);
     expect(() => tokenizer.idToToken(21128)).toThrow(/idToToken: 21128 is not a token id/);
     expect(tokenizer.tokenToId('不存在的词')).toBe(-1);

@@ -75,7 +75,14 @@ describe.skipIf(missing !== null)('app: rough edges', () => {
       const card = page.getByTestId('mask-result').first();
       await expect.poll(() => card.getByTestId('candidate').count()).toBe(5);
       expect(await card.locator('.candidates.unfiltered').count()).toBe(1);
-      expect(Number(await card.getByTestId('candidate').first().evaluate((n) => getComputedStyle(n).opacity))).toBeLessThan(1);
+      expect(
+        Number(
+          await card
+            .getByTestId('candidate')
+            .first()
+            .evaluate((n) => getComputedStyle(n).opacity),
+        ),
+      ).toBeLessThan(1);
       const note = card.getByTestId('candidates-note');
       expect(await note.textContent()).toMatch(/没有候选符合当前的筛选条件/);
       const box = (await note.boundingBox())!;
@@ -102,9 +109,16 @@ describe.skipIf(missing !== null)('app: rough edges', () => {
     expect(await words.first().getAttribute('aria-pressed')).toBe('true');
     // Each mask card shows the word's character as picked where it is among its candidates.
     for (const [i, char] of [...best].entries()) {
-      const tokens = await page.getByTestId('mask-result').nth(i).getByTestId('candidate')
+      const tokens = await page
+        .getByTestId('mask-result')
+        .nth(i)
+        .getByTestId('candidate')
         .evaluateAll((nodes) => nodes.map((n) => (n as HTMLElement).dataset.token));
-      const pressed = await page.getByTestId('mask-result').nth(i).locator('[data-testid=candidate][aria-pressed=true]').count();
+      const pressed = await page
+        .getByTestId('mask-result')
+        .nth(i)
+        .locator('[data-testid=candidate][aria-pressed=true]')
+        .count();
       expect(pressed).toBe(tokens.includes(char) ? 1 : 0);
     }
     // Picking another word, then a per-mask candidate, fills exactly those.
@@ -124,7 +138,9 @@ describe.skipIf(missing !== null)('app: rough edges', () => {
     expect(await chevron.isVisible()).toBe(true);
     const closed = await chevron.evaluate((n) => getComputedStyle(n).transform);
     expect(await page.getByTestId('options-summary').textContent()).toBe('候选 5 个 · 最低概率 不限 · 只要汉字');
-    expect(Number(await page.getByTestId('options-toggle').evaluate((n) => parseFloat(getComputedStyle(n).borderTopWidth)))).toBeGreaterThan(0);
+    expect(
+      Number(await page.getByTestId('options-toggle').evaluate((n) => parseFloat(getComputedStyle(n).borderTopWidth))),
+    ).toBeGreaterThan(0);
     await page.getByTestId('options-toggle').click();
     expect(await page.locator('details.options').evaluate((d: HTMLDetailsElement) => d.open)).toBe(true);
     await expect.poll(() => chevron.evaluate((n) => getComputedStyle(n).transform)).not.toBe(closed);
@@ -143,7 +159,11 @@ describe.skipIf(missing !== null)('app: rough edges', () => {
     await cdp.send('Emulation.setTouchEmulationEnabled', { enabled: true, maxTouchPoints: 5 });
     await cdp.send('Emulation.setEmitTouchEventsForMouse', { enabled: true, configuration: 'mobile' });
     await phone.goto(`${app.origin}/`);
-    expect(await phone.evaluate(() => matchMedia('(pointer: coarse)').matches || matchMedia('(any-pointer: coarse)').matches)).toBe(true);
+    expect(
+      await phone.evaluate(
+        () => matchMedia('(pointer: coarse)').matches || matchMedia('(any-pointer: coarse)').matches,
+      ),
+    ).toBe(true);
     expect(await phone.getByTestId('kbd-hint').isVisible()).toBe(false);
     expect(await phone.locator('#input-hint').isVisible()).toBe(true); // the rest of the hint stays
     await phone.close();
@@ -196,7 +216,9 @@ describe.skipIf(missing !== null)('app: rough edges', () => {
     await predict(long);
     let started = await page.evaluate(() => performance.now());
     await page.getByTestId('mask-result').first().getByTestId('candidate').nth(1).click();
-    await expect.poll(() => page.getByTestId('heatmap-token').count(), { timeout: 60_000, interval: 20 }).toBeGreaterThan(100);
+    await expect
+      .poll(() => page.getByTestId('heatmap-token').count(), { timeout: 60_000, interval: 20 })
+      .toBeGreaterThan(100);
     const explainMs = (await page.evaluate(() => performance.now())) - started;
     // Again (another candidate, so nothing is cached), and a new prediction right away.
     started = await page.evaluate(() => performance.now());
@@ -204,7 +226,9 @@ describe.skipIf(missing !== null)('app: rough edges', () => {
     expect(await heatmapNote.textContent()).toMatch(/正在逐字分析/);
     await page.getByTestId('input').fill('今天天气真[MASK]啊');
     await page.getByTestId('predict').click();
-    await expect.poll(() => page.getByTestId('filled').textContent(), { timeout: 60_000, interval: 20 }).toMatch(/^今天天气真.啊$/);
+    await expect
+      .poll(() => page.getByTestId('filled').textContent(), { timeout: 60_000, interval: 20 })
+      .toMatch(/^今天天气真.啊$/);
     const answerMs = (await page.evaluate(() => performance.now())) - started;
     console.log(`heatmap: ${Math.round(explainMs)} ms; a new answer while one ran: ${Math.round(answerMs)} ms`);
     expect(await page.locator('[data-testid=heatmap]').isHidden()).toBe(true);
@@ -226,16 +250,22 @@ describe.skipIf(missing !== null)('app: rough edges', () => {
       el.focus();
       const times: number[] = [];
       (window as unknown as { __keystrokes: number[] }).__keystrokes = times;
-      el.addEventListener('input', () => {
-        const start = performance.now();
-        requestAnimationFrame(() => setTimeout(() => times.push(performance.now() - start), 0));
-      }, { capture: true });
+      el.addEventListener(
+        'input',
+        () => {
+          const start = performance.now();
+          requestAnimationFrame(() => setTimeout(() => times.push(performance.now() - start), 0));
+        },
+        { capture: true },
+      );
     });
     for (const key of '填空测试字') {
       await page.keyboard.type(key);
       await page.waitForTimeout(50);
     }
-    await expect.poll(() => page.evaluate(() => (window as unknown as { __keystrokes: number[] }).__keystrokes.length)).toBe(5);
+    await expect
+      .poll(() => page.evaluate(() => (window as unknown as { __keystrokes: number[] }).__keystrokes.length))
+      .toBe(5);
     const times = await page.evaluate(() => (window as unknown as { __keystrokes: number[] }).__keystrokes);
     const median = [...times].sort((a, b) => a - b)[2]!;
     console.log(`keystrokes in a 200 000-character text: ${times.map((t) => Math.round(t)).join(', ')} ms`);

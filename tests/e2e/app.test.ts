@@ -9,7 +9,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { artifactPath, buildApp, launchBrowser, makeTinyModel, missingPrerequisite, serveApp, type ServedApp } from './harness.js';
+import {
+  artifactPath,
+  buildApp,
+  launchBrowser,
+  makeTinyModel,
+  missingPrerequisite,
+  serveApp,
+  type ServedApp,
+} from './harness.js';
 
 const missing = missingPrerequisite();
 if (missing) console.warn(missing);
@@ -26,7 +34,10 @@ function fileHashes(dir: string): Map<string, string> {
   for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
     if (!entry.isFile()) continue;
     const full = path.join(entry.parentPath, entry.name);
-    hashes.set(path.relative(dir, full).split(path.sep).join('/'), createHash('sha256').update(readFileSync(full)).digest('hex'));
+    hashes.set(
+      path.relative(dir, full).split(path.sep).join('/'),
+      createHash('sha256').update(readFileSync(full)).digest('hex'),
+    );
   }
   return hashes;
 }
@@ -72,7 +83,8 @@ describe.skipIf(missing !== null)('web app in headless Chromium', () => {
     context.on('request', (request) => requests.push(request.url()));
     context.on('console', (message) => {
       // The broken-model test's 404s are expected there.
-      if (message.type() === 'error' && !(broken && message.location().url.startsWith(broken.origin))) consoleErrors.push(message.text());
+      if (message.type() === 'error' && !(broken && message.location().url.startsWith(broken.origin)))
+        consoleErrors.push(message.text());
     });
     page = context.pages()[0] ?? (await context.newPage());
   });
@@ -100,7 +112,10 @@ describe.skipIf(missing !== null)('web app in headless Chromium', () => {
   }
 
   async function candidates(maskIndex: number): Promise<string[]> {
-    return page.getByTestId('mask-result').nth(maskIndex).getByTestId('candidate')
+    return page
+      .getByTestId('mask-result')
+      .nth(maskIndex)
+      .getByTestId('candidate')
       .evaluateAll((nodes) => nodes.map((n) => (n as HTMLElement).dataset.token ?? ''));
   }
 
@@ -109,10 +124,15 @@ describe.skipIf(missing !== null)('web app in headless Chromium', () => {
     await expect.poll(() => status().textContent(), { timeout: 120_000 }).toMatch(READY);
     const { progress } = await seen();
     // A real byte count against the total: "已下载 1.2 MB / 18.3 MB (6%)".
-    expect(progress.some((p) => /已下载 [\d.]+ [KM]?B \/ [\d.]+ [KM]?B/.test(p)), progress.join(' | ')).toBe(true);
+    expect(
+      progress.some((p) => /已下载 [\d.]+ [KM]?B \/ [\d.]+ [KM]?B/.test(p)),
+      progress.join(' | '),
+    ).toBe(true);
     expect(await page.evaluate(() => crossOriginIsolated)).toBe(true);
     // The service worker is registered after the model is ready; its precache mostly revalidates.
-    await expect.poll(() => page.evaluate(() => navigator.serviceWorker.controller !== null), { timeout: 60_000 }).toBe(true);
+    await expect
+      .poll(() => page.evaluate(() => navigator.serviceWorker.controller !== null), { timeout: 60_000 })
+      .toBe(true);
     await expect.poll(() => status().textContent()).toMatch(/已可离线使用/);
     const engine = (await page.getByTestId('engine').textContent()) ?? '';
     const threads = Number(/(\d+) 线程/.exec(engine)?.[1] ?? 1);
@@ -136,12 +156,16 @@ describe.skipIf(missing !== null)('web app in headless Chromium', () => {
     const lists = [await candidates(0), await candidates(1), await candidates(2)];
     for (const list of lists) expect(list.length).toBeGreaterThan(1);
     const filledWith = (a: string, b: string, c: string) => `白日依山尽，黄${a}入${b}流。欲穷千里目，更上一层${c}。`;
-    expect(await page.getByTestId('filled').textContent()).toBe(filledWith(lists[0]![0]!, lists[1]![0]!, lists[2]![0]!));
+    expect(await page.getByTestId('filled').textContent()).toBe(
+      filledWith(lists[0]![0]!, lists[1]![0]!, lists[2]![0]!),
+    );
 
     await page.getByTestId('mask-result').nth(1).getByTestId('candidate').nth(1).click();
     const expected = filledWith(lists[0]![0]!, lists[1]![1]!, lists[2]![0]!);
     expect(await page.getByTestId('filled').textContent()).toBe(expected);
-    expect(await page.getByTestId('mask-result').nth(1).getByTestId('candidate').nth(1).getAttribute('aria-pressed')).toBe('true');
+    expect(
+      await page.getByTestId('mask-result').nth(1).getByTestId('candidate').nth(1).getAttribute('aria-pressed'),
+    ).toBe('true');
 
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: app.origin });
     await page.getByTestId('copy').click();
@@ -182,7 +206,10 @@ describe.skipIf(missing !== null)('web app in headless Chromium', () => {
     await expect.poll(() => status().textContent(), { timeout: 60_000 }).toMatch(READY);
     expect(app.log.filter((r) => !r.startsWith('GET /sw.js'))).toEqual([]);
     const { status: statuses } = await seen();
-    expect(statuses.some((s) => s.includes('本地缓存')), statuses.join(' | ')).toBe(true);
+    expect(
+      statuses.some((s) => s.includes('本地缓存')),
+      statuses.join(' | '),
+    ).toBe(true);
   });
 
   test('offline reload still loads and predicts', async () => {
@@ -213,9 +240,13 @@ describe.skipIf(missing !== null)('web app in headless Chromium', () => {
     await buildApp(modelV2, out);
     const after = fileHashes(out);
     // What changed on disk (other helpers may rebuild the runtime meanwhile: compare, do not assume).
-    const changed = [...after].filter(([file, hash]) => before.get(file) !== hash && file !== 'sw.js' && !NOT_PRECACHED.test(file) &&
-      !/\.(br|gz)$/.test(file)) // precompressed variants are sent for their plain file's URL
-      .map(([file]) => `GET /${file}`).sort();
+    const changed = [...after]
+      .filter(
+        ([file, hash]) =>
+          before.get(file) !== hash && file !== 'sw.js' && !NOT_PRECACHED.test(file) && !/\.(br|gz)$/.test(file),
+      ) // precompressed variants are sent for their plain file's URL
+      .map(([file]) => `GET /${file}`)
+      .sort();
     expect(changed).toContain('GET /models/default/model.json');
     app.log.length = 0;
     await page.reload();
@@ -256,7 +287,10 @@ describe.skipIf(missing !== null)('web app in headless Chromium', () => {
     expect(await third.locator('#error-retry').isVisible()).toBe(true);
     expect(await third.getByTestId('predict').isDisabled()).toBe(true);
     const cachedModelFiles = await third.evaluate(async () =>
-      (await (await caches.open('tiankong-models-v1')).keys()).map((r) => r.url).filter((u) => u.includes('model.onnx')));
+      (await (await caches.open('tiankong-models-v1')).keys())
+        .map((r) => r.url)
+        .filter((u) => u.includes('model.onnx')),
+    );
     expect(cachedModelFiles).toEqual([]);
     await third.close();
   });
@@ -268,9 +302,13 @@ describe.skipIf(missing !== null)('web app in headless Chromium', () => {
     await expect.poll(() => page.getByTestId('mask-result').count()).toBe(3);
     await page.getByTestId('input').fill(`${THREE_MASKS}\u3000\u200b`); // warning chips count as touch targets too
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
-    const small = await page.locator('button:visible, select:visible, summary:visible').evaluateAll((nodes) =>
-      nodes.map((n) => ({ text: n.textContent?.trim().slice(0, 20), h: n.getBoundingClientRect().height }))
-        .filter((b) => b.h < 44));
+    const small = await page
+      .locator('button:visible, select:visible, summary:visible')
+      .evaluateAll((nodes) =>
+        nodes
+          .map((n) => ({ text: n.textContent?.trim().slice(0, 20), h: n.getBoundingClientRect().height }))
+          .filter((b) => b.h < 44),
+      );
     expect(small).toEqual([]);
     await page.screenshot({ path: artifactPath('mobile-360x740.png') });
     await page.screenshot({ path: artifactPath('mobile-360-full.png'), fullPage: true });

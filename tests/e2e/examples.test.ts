@@ -51,13 +51,25 @@ describe.skipIf(missing !== null)('the example chips with the default model', ()
       const example = await page.locator('[data-example]', { hasText: label }).getAttribute('data-example');
       // The page predicts on its own after a chip; wait for this text's results.
       await expect.poll(async () => page.getByTestId('mask-result').count(), { timeout: 60_000 }).toBe(first.length);
-      await expect.poll(async () => {
-        const tops = [];
-        for (let i = 0; i < first.length; i++) {
-          tops.push(await page.getByTestId('mask-result').nth(i).getByTestId('candidate').first().getAttribute('data-token'));
-        }
-        return tops;
-      }, { timeout: 60_000, message: `${label}: ${example}` }).toEqual(first);
+      await expect
+        .poll(
+          async () => {
+            const tops = [];
+            for (let i = 0; i < first.length; i++) {
+              tops.push(
+                await page
+                  .getByTestId('mask-result')
+                  .nth(i)
+                  .getByTestId('candidate')
+                  .first()
+                  .getAttribute('data-token'),
+              );
+            }
+            return tops;
+          },
+          { timeout: 60_000, message: `${label}: ${example}` },
+        )
+        .toEqual(first);
       if (source) {
         const line = page.getByTestId('mask-result').first().getByTestId('candidate-source').first();
         expect(await line.textContent(), label).toMatch(source);

@@ -8,7 +8,16 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { REPO, artifactPath, buildApp, launchBrowser, makeTinyModel, missingPrerequisite, serveApp, type ServedApp } from './harness.js';
+import {
+  REPO,
+  artifactPath,
+  buildApp,
+  launchBrowser,
+  makeTinyModel,
+  missingPrerequisite,
+  serveApp,
+  type ServedApp,
+} from './harness.js';
 
 const missing = missingPrerequisite();
 if (missing) console.warn(missing);
@@ -72,13 +81,17 @@ describe.skipIf(missing !== null)('app: heatmap and whole-word candidates', () =
     try {
       const expected = await tk.explain(TEXT, 0, token);
       const ranks = await tokens.evaluateAll((nodes) => nodes.map((n) => (n as HTMLElement).dataset.rank ?? ''));
-      const top = ranks.flatMap((rank, index) => (rank ? [[Number(rank), index]] : [])).sort((a, b) => a[0]! - b[0]!).map(([, index]) => index);
+      const top = ranks
+        .flatMap((rank, index) => (rank ? [[Number(rank), index]] : []))
+        .sort((a, b) => a[0]! - b[0]!)
+        .map(([, index]) => index);
       expect(top.length).toBe(expected.top.length);
       // Near-equal scores may swap between thread counts; the marked set must hold the strongest token.
       expect(top).toContain(expected.top[0]);
       const coloured = await tokens.evaluateAll((nodes) => nodes.map((n) => (n as HTMLElement).style.backgroundColor));
-      expect(coloured.filter((c) => c.startsWith('rgba(239, 68, 68')).length)
-        .toBe(expected.tokens.filter((t: { score: number | null }) => t.score !== null && t.score > 0).length);
+      expect(coloured.filter((c) => c.startsWith('rgba(239, 68, 68')).length).toBe(
+        expected.tokens.filter((t: { score: number | null }) => t.score !== null && t.score > 0).length,
+      );
     } finally {
       await tk.dispose();
     }

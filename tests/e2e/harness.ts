@@ -17,8 +17,10 @@ export const ARTIFACTS = path.join(REPO, 'tests/e2e/artifacts');
 /** Why the browser tests cannot run here, or null. */
 export function missingPrerequisite(): string | null {
   if (!existsSync(CHROMIUM)) return `${CHROMIUM} not found (apt-get install chromium): app browser tests skipped`;
-  if (!existsSync(path.join(REPO, 'dist/browser.js'))) return 'dist/browser.js missing (run bash scripts/build): app browser tests skipped';
-  if (!existsSync(path.join(REPO, 'dist/core/wasm/tiankong-core.wasm'))) return 'dist/core/wasm missing (run scripts/build-wasm): app browser tests skipped';
+  if (!existsSync(path.join(REPO, 'dist/browser.js')))
+    return 'dist/browser.js missing (run bash scripts/build): app browser tests skipped';
+  if (!existsSync(path.join(REPO, 'dist/core/wasm/tiankong-core.wasm')))
+    return 'dist/core/wasm missing (run scripts/build-wasm): app browser tests skipped';
   return null;
 }
 
@@ -37,7 +39,11 @@ export async function buildApp(modelDir: string, outDir: string): Promise<void> 
   const previous = process.env.TIANKONG_MODEL_DIR;
   process.env.TIANKONG_MODEL_DIR = modelDir;
   try {
-    await build({ configFile: path.join(REPO, 'web/app/vite.config.ts'), logLevel: 'warn', build: { outDir, emptyOutDir: true } });
+    await build({
+      configFile: path.join(REPO, 'web/app/vite.config.ts'),
+      logLevel: 'warn',
+      build: { outDir, emptyOutDir: true },
+    });
   } finally {
     if (previous === undefined) delete process.env.TIANKONG_MODEL_DIR;
     else process.env.TIANKONG_MODEL_DIR = previous;
@@ -54,7 +60,11 @@ export interface ServedApp {
 /** Serves `root` with scripts/serve.mjs; `headers` replaces its security headers (`{}`: a host that sends none). */
 export async function serveApp(root: string, options: { headers?: Record<string, string> } = {}): Promise<ServedApp> {
   const log: string[] = [];
-  const server = await startAppServer({ root, headers: options.headers, onRequest: ({ method, url }) => log.push(`${method} ${url}`) });
+  const server = await startAppServer({
+    root,
+    headers: options.headers,
+    onRequest: ({ method, url }) => log.push(`${method} ${url}`),
+  });
   return { origin: server.origin, log, close: server.close };
 }
 

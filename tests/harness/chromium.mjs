@@ -21,9 +21,16 @@ export const CHROMIUM = '/usr/bin/chromium';
  * measurement so performance.measureUserAgentSpecificMemory() answers at once instead of at
  * the next scheduled GC.
  */
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  '--enable-blink-features=ForceEagerMeasureMemory'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--enable-blink-features=ForceEagerMeasureMemory',
+];
 
 /** Host resolution fails for every host but 127.0.0.1: a remote fetch errors instead of reaching the network. */
 const LOCAL_ONLY = '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1';
@@ -41,7 +48,8 @@ const LOCAL_ONLY = '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1';
 export async function launchChromium({ userDataDir, viewport, localOnly = false } = {}) {
   const { chromium } = await import('playwright-core');
   const profile = userDataDir ?? mkdtempSync(join(tmpdir(), 'tiankong-chromium-'));
-  const removeProfile = () => rm(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }).catch(() => {});
+  const removeProfile = () =>
+    rm(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }).catch(() => {});
   let context;
   try {
     context = await chromium.launchPersistentContext(profile, {

@@ -15,15 +15,31 @@ export { mulberry32 } from '../../model/tooling/prng.mjs';
  * @type {ReadonlyArray<readonly [name: string, chars: string]>}
  */
 export const INVISIBLE_CHARS = [
-  ['ZWSP U+200B', '\u200b'], ['ZWNJ U+200C', '\u200c'], ['ZWJ U+200D', '\u200d'], ['LRM U+200E', '\u200e'],
-  ['RLM U+200F', '\u200f'], ['ALM U+061C', '\u061c'], ['LRE..RLO U+202A-202E', '\u202a\u202b\u202c\u202d\u202e'],
-  ['LRI..PDI U+2066-2069', '\u2066\u2067\u2068\u2069'], ['word joiner U+2060', '\u2060'],
-  ['invisible times U+2062', '\u2062'], ['BOM U+FEFF', '\ufeff'], ['soft hyphen U+00AD', '\u00ad'],
-  ['NEL U+0085', '\u0085'], ['line separator U+2028', '\u2028'], ['paragraph separator U+2029', '\u2029'],
-  ['Mongolian vowel separator U+180E', '\u180e'], ['combining grapheme joiner U+034F', '\u034f'],
-  ['variation selector U+FE0F', '\ufe0f'], ['variation selector U+E0100', '\u{e0100}'], ['tag U+E0041', '\u{e0041}'],
-  ['interlinear annotation U+FFF9-FFFB', '\ufff9\ufffa\ufffb'], ['object replacement U+FFFC', '\ufffc'],
-  ['replacement U+FFFD', '\ufffd'], ['Hangul filler U+3164', '\u3164'], ['Braille blank U+2800', '\u2800'],
+  ['ZWSP U+200B', '\u200b'],
+  ['ZWNJ U+200C', '\u200c'],
+  ['ZWJ U+200D', '\u200d'],
+  ['LRM U+200E', '\u200e'],
+  ['RLM U+200F', '\u200f'],
+  ['ALM U+061C', '\u061c'],
+  ['LRE..RLO U+202A-202E', '\u202a\u202b\u202c\u202d\u202e'],
+  ['LRI..PDI U+2066-2069', '\u2066\u2067\u2068\u2069'],
+  ['word joiner U+2060', '\u2060'],
+  ['invisible times U+2062', '\u2062'],
+  ['BOM U+FEFF', '\ufeff'],
+  ['soft hyphen U+00AD', '\u00ad'],
+  ['NEL U+0085', '\u0085'],
+  ['line separator U+2028', '\u2028'],
+  ['paragraph separator U+2029', '\u2029'],
+  ['Mongolian vowel separator U+180E', '\u180e'],
+  ['combining grapheme joiner U+034F', '\u034f'],
+  ['variation selector U+FE0F', '\ufe0f'],
+  ['variation selector U+E0100', '\u{e0100}'],
+  ['tag U+E0041', '\u{e0041}'],
+  ['interlinear annotation U+FFF9-FFFB', '\ufff9\ufffa\ufffb'],
+  ['object replacement U+FFFC', '\ufffc'],
+  ['replacement U+FFFD', '\ufffd'],
+  ['Hangul filler U+3164', '\u3164'],
+  ['Braille blank U+2800', '\u2800'],
 ];
 
 /**
@@ -79,12 +95,14 @@ export function resultViolations(input, result, options = {}) {
   const text = wellFormed(input);
   if (result.text !== text) problems.push('text is not the well-formed input');
   const spelled = text.match(MASK_SPELLING)?.length ?? 0;
-  if (result.masks.length !== spelled) problems.push(`${result.masks.length} mask results for ${spelled} masks in the text`);
+  if (result.masks.length !== spelled)
+    problems.push(`${result.masks.length} mask results for ${spelled} masks in the text`);
   let previousEnd = 0;
   result.masks.forEach((mask, index) => {
     const at = `masks[${index}]`;
     if (mask.index !== index) problems.push(`${at}.index is ${mask.index}`);
-    if (mask.start < previousEnd || mask.end <= mask.start) problems.push(`${at} spans [${mask.start}, ${mask.end}) after ${previousEnd}`);
+    if (mask.start < previousEnd || mask.end <= mask.start)
+      problems.push(`${at} spans [${mask.start}, ${mask.end}) after ${previousEnd}`);
     previousEnd = mask.end;
     if (canonicalMasks(input.slice(mask.start, mask.end)) !== '[MASK]') {
       problems.push(`${at} points at ${JSON.stringify(input.slice(mask.start, mask.end))}, not a mask`);
@@ -95,25 +113,47 @@ export function resultViolations(input, result, options = {}) {
     let previous = Infinity;
     let sum = 0;
     for (const c of mask.candidates) {
-      if (!(c.score > 0 && c.score >= threshold && c.score <= 1 && c.score <= previous)) problems.push(`${at} score ${c.score} out of range or order`);
+      if (!(c.score > 0 && c.score >= threshold && c.score <= 1 && c.score <= previous))
+        problems.push(`${at} score ${c.score} out of range or order`);
       previous = c.score;
       sum += c.score;
       if (/^\[[^\]]*\]$|^##./.test(c.token)) problems.push(`${at} proposes ${c.token}`);
-      if (c.sequence !== text.slice(0, mask.start) + c.token + text.slice(mask.end)) problems.push(`${at} sequence for ${c.token} is wrong`);
+      if (c.sequence !== text.slice(0, mask.start) + c.token + text.slice(mask.end))
+        problems.push(`${at} sequence for ${c.token} is wrong`);
     }
     if (!(Math.abs(mask.other - (1 - sum)) < 1e-4)) problems.push(`${at}.other ${mask.other} is not 1 - ${sum}`);
   });
   return problems;
 }
 
-const HANZI = '春眠不觉晓处闻啼鸟夜来风雨声花落知多少白日依山尽黄河入海流欲穷千里目更上一层楼床前明月光疑是地霜举头望低思故乡天人大中国的了';
+const HANZI =
+  '春眠不觉晓处闻啼鸟夜来风雨声花落知多少白日依山尽黄河入海流欲穷千里目更上一层楼床前明月光疑是地霜举头望低思故乡天人大中国的了';
 const MASKS = ['[MASK]', '[MASK]', '[MASK]', '［MASK］', '[mask]', '［ＭＡＳＫ］', ' [MASK] '];
-const BROKEN_MASKS = ['[MASK', 'MASK]', '[MAS]', '[ MASK]', '[MA\u200bSK]', '[[', ']]', '［', '[MASKK]', '[MASK\ud800]'];
+const BROKEN_MASKS = [
+  '[MASK',
+  'MASK]',
+  '[MAS]',
+  '[ MASK]',
+  '[MA\u200bSK]',
+  '[[',
+  ']]',
+  '［',
+  '[MASKK]',
+  '[MASK\ud800]',
+];
 const SPECIAL_TOKENS = ['[CLS]', '[SEP]', '[PAD]', '[UNK]', '[unused1]', '##'];
 const EMOJI = ['😀', '👨‍👩‍👧', '🏳️‍🌈', '👍🏽', '🇨🇳', '1️⃣', '🧑🏿‍🦰'];
 const RARE = ['𠀀', '𪚥', '𫠝', '𬺰', '𰀀', '㐀', '〇', '豈', '⺀', '⿰'];
 const SCRIPTS = ['Hello', 'Привет', 'مرحبا', 'שלום', 'नमस्ते', 'ไทย', '한국어', 'Ελληνικά', 'café', 'ｆｕｌｌ'];
-const MARKUP = ['<script>alert(1)</script>', '<img src=x onerror=alert(1)>', '&lt;b&gt;', '"\'`', '${x}', '{{x}}', '\\u0000'];
+const MARKUP = [
+  '<script>alert(1)</script>',
+  '<img src=x onerror=alert(1)>',
+  '&lt;b&gt;',
+  '"\'`',
+  '${x}',
+  '{{x}}',
+  '\\u0000',
+];
 const PUNCTUATION = '，。！？、；：“”‘’（）《》…—·,.!?;:()-_/\\@#%^&*+=|~';
 const WHITESPACE = [' ', '\t', '\n', '\r\n', '\u3000', '\u00a0', '\u2003'];
 
@@ -191,9 +231,26 @@ export function randomFillCall(random) {
   const text = randomText(random);
   if (roll < 0.75) return { text, options: {} };
   if (roll < 0.95) {
-    return { text, options: { topK: 1 + int(random, 20), threshold: pick(random, [0, 0, 0.001, 0.5, 1]), ...(random() < 0.2 ? { filter: 'chinese' } : {}) } };
+    return {
+      text,
+      options: {
+        topK: 1 + int(random, 20),
+        threshold: pick(random, [0, 0, 0.001, 0.5, 1]),
+        ...(random() < 0.2 ? { filter: 'chinese' } : {}),
+      },
+    };
   }
-  return { text, options: pick(random, [{ topK: 0 }, { topK: 1.5 }, { threshold: -1 }, { threshold: NaN }, { filter: 'nope' }, { filter: { allow: ['不在词表里的词'] } }]) };
+  return {
+    text,
+    options: pick(random, [
+      { topK: 0 },
+      { topK: 1.5 },
+      { threshold: -1 },
+      { threshold: NaN },
+      { filter: 'nope' },
+      { filter: { allow: ['不在词表里的词'] } },
+    ]),
+  };
 }
 
 /**
@@ -203,7 +260,10 @@ export function randomFillCall(random) {
  */
 export function describeInput(text) {
   if (typeof text !== 'string') return `(${text === null ? 'null' : typeof text}) ${String(text)}`;
-  const json = JSON.stringify(text).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const json = JSON.stringify(text).replace(
+    /[\u0080-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
   return json.length > 300 ? `${json.slice(0, 200)}…(${text.length} UTF-16 units)…${json.slice(-60)}` : json;
 }
 
@@ -221,7 +281,11 @@ export function soakCall(random) {
   const roll = random();
   if (roll < 0.45) {
     const n = int(random, SOAK_POOL_SIZE);
-    return { kind: 'repeat', text: `${HANZI[n % HANZI.length]}${HANZI[(n * 7) % HANZI.length]}[MASK]${HANZI[(n * 13) % HANZI.length]}。`, options: {} };
+    return {
+      kind: 'repeat',
+      text: `${HANZI[n % HANZI.length]}${HANZI[(n * 7) % HANZI.length]}[MASK]${HANZI[(n * 13) % HANZI.length]}。`,
+      options: {},
+    };
   }
   if (roll < 0.85) {
     let text = pickChars(random, HANZI, 3 + int(random, 40));

@@ -35,8 +35,17 @@ const CONTROL_CHARS = '春眠不觉晓处闻啼鸟夜来风雨声花落知多少
  *   cache?: { maxEntries: number, maxBytes: number }, maxFailures?: number, onProgress?: (report: FuzzFillReport) => void }} options
  * @returns {Promise<FuzzFillReport>}
  */
-export async function fuzzFill({ api, model, seed = 1, calls = Infinity, seconds = Infinity, controlEvery = 25,
-  cache = { maxEntries: 64, maxBytes: 256 << 10 }, maxFailures = 20, onProgress = () => {} }) {
+export async function fuzzFill({
+  api,
+  model,
+  seed = 1,
+  calls = Infinity,
+  seconds = Infinity,
+  controlEvery = 25,
+  cache = { maxEntries: 64, maxBytes: 256 << 10 },
+  maxFailures = 20,
+  onProgress = () => {},
+}) {
   const { createFillMask, TiankongError } = api;
   const tk = await createFillMask({ model, backend: 'wasm', cache });
   const pristine = await createFillMask({ model, backend: 'wasm', cache: { maxEntries: 0 } });
@@ -57,26 +66,32 @@ export async function fuzzFill({ api, model, seed = 1, calls = Infinity, seconds
         const result = await tk.fill(text, options);
         report.resolved++;
         report.masks += result.masks.length;
-        for (const problem of resultViolations(/** @type {string} */ (text), result, options)) fail(text, options, problem);
+        for (const problem of resultViolations(/** @type {string} */ (text), result, options))
+          fail(text, options, problem);
       } catch (thrown) {
         const error = /** @type {any} */ (thrown);
-        if (!(error instanceof TiankongError)) fail(text, options, `threw a non-TiankongError: ${error?.stack ?? error}`);
-        else if (!KNOWN_CODES.has(error.code) || !error.message.startsWith('tiankong: ')) fail(text, options, `${error.code}: ${error.message}`);
+        if (!(error instanceof TiankongError))
+          fail(text, options, `threw a non-TiankongError: ${error?.stack ?? error}`);
+        else if (!KNOWN_CODES.has(error.code) || !error.message.startsWith('tiankong: '))
+          fail(text, options, `${error.code}: ${error.message}`);
         else report.errors[error.code] = (report.errors[error.code] ?? 0) + 1;
       }
       if (report.calls % controlEvery === 0) {
         report.controls++;
         const control = `${CONTROL_CHARS[Math.floor(controlRandom() * CONTROL_CHARS.length)]}${CONTROL_CHARS[Math.floor(controlRandom() * CONTROL_CHARS.length)]}[MASK]。`;
         const [ours, clean] = await Promise.all([tk.fill(control, { topK: 3 }), pristine.fill(control, { topK: 3 })]);
-        if (JSON.stringify(ours.masks) !== JSON.stringify(clean.masks)) fail(control, { topK: 3 }, 'control text differs from a pristine engine: state corrupted');
+        if (JSON.stringify(ours.masks) !== JSON.stringify(clean.masks))
+          fail(control, { topK: 3 }, 'control text differs from a pristine engine: state corrupted');
         onProgress(report);
       }
     }
     const { cache: stats } = tk.stats();
     report.cache = stats;
-    if (stats.entries > stats.maxEntries || stats.bytes > stats.maxBytes) fail('', {}, `cache over its bounds: ${JSON.stringify(stats)}`);
+    if (stats.entries > stats.maxEntries || stats.bytes > stats.maxBytes)
+      fail('', {}, `cache over its bounds: ${JSON.stringify(stats)}`);
     // One cache lookup per resolved call and per control; rejected calls never reach the cache.
-    if (stats.hits + stats.misses !== report.resolved + report.controls) fail('', {}, `cache counted ${stats.hits + stats.misses} lookups for ${report.resolved + report.controls} fills`);
+    if (stats.hits + stats.misses !== report.resolved + report.controls)
+      fail('', {}, `cache counted ${stats.hits + stats.misses} lookups for ${report.resolved + report.controls} fills`);
   } finally {
     report.seconds = Math.round((performance.now() - started) / 10) / 100;
     await tk.dispose();

@@ -15,7 +15,9 @@ import { join } from 'node:path';
 export function defaultTestModel(repoRoot) {
   const root = join(repoRoot, '.cache', 'test-model');
   const candidates = existsSync(root)
-    ? readdirSync(root).map((name) => join(root, name, 'mask-only')).filter((dir) => existsSync(join(dir, 'model.json')))
+    ? readdirSync(root)
+        .map((name) => join(root, name, 'mask-only'))
+        .filter((dir) => existsSync(join(dir, 'model.json')))
     : [];
   if (candidates.length > 0) return candidates.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
   const target = join(root, 'scripts');

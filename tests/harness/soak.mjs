@@ -63,10 +63,17 @@ async function measureContext(send, { wasm = true } = {}) {
   const { usedSize } = await send('Runtime.getHeapUsage');
   if (!wasm) return { jsHeapUsedBytes: usedSize, wasmMemories: [] };
   const group = { objectGroup: 'tiankong-soak' };
-  const { result: prototype } = await send('Runtime.evaluate', { expression: 'WebAssembly.Memory.prototype', ...group });
+  const { result: prototype } = await send('Runtime.evaluate', {
+    expression: 'WebAssembly.Memory.prototype',
+    ...group,
+  });
   const { objects } = await send('Runtime.queryObjects', { prototypeObjectId: prototype.objectId, ...group });
-  const { result } = await send('Runtime.callFunctionOn', { objectId: objects.objectId, returnByValue: true,
-    functionDeclaration: 'function () { return this.map((m) => ({ bytes: m.buffer.byteLength, shared: m.buffer instanceof SharedArrayBuffer })); }' });
+  const { result } = await send('Runtime.callFunctionOn', {
+    objectId: objects.objectId,
+    returnByValue: true,
+    functionDeclaration:
+      'function () { return this.map((m) => ({ bytes: m.buffer.byteLength, shared: m.buffer instanceof SharedArrayBuffer })); }',
+  });
   await send('Runtime.releaseObjectGroup', group);
   return { jsHeapUsedBytes: usedSize, wasmMemories: result.value };
 }
@@ -105,7 +112,14 @@ async function drive({ total, samples, seed, fill, sample }) {
     }
   }
   const seconds = (performance.now() - started) / 1000;
-  return { fills: total, seconds: Math.round(seconds * 10) / 10, fillsPerSecond: Math.round((total / seconds) * 10) / 10, counts, unexpected, samples: points };
+  return {
+    fills: total,
+    seconds: Math.round(seconds * 10) / 10,
+    fillsPerSecond: Math.round((total / seconds) * 10) / 10,
+    counts,
+    unexpected,
+    samples: points,
+  };
 }
 
 /**
@@ -122,8 +136,13 @@ export function summarize(points) {
   const summary = {};
   for (const [field, value] of Object.entries(end)) {
     if (typeof value !== 'number' || field === 'fills') continue;
-    summary[field] = { start: start[field], middle: middle[field], end: value,
-      growthPercent: pct(start[field], value), secondHalfGrowthPercent: pct(middle[field], value) };
+    summary[field] = {
+      start: start[field],
+      middle: middle[field],
+      end: value,
+      growthPercent: pct(start[field], value),
+      secondHalfGrowthPercent: pct(middle[field], value),
+    };
   }
   return summary;
 }
@@ -134,27 +153,49 @@ export function summarize(points) {
  * @param {{ distDir: string, model: string, fills: number, samples?: number, seed?: number, warmup?: number, cache?: CacheBounds }} options
  * @returns {Promise<SoakRun>}
  */
-export async function soakNode({ distDir, model, fills, samples = 10, seed = 7, warmup = 50, cache = { maxEntries: 500, maxBytes: 1 << 20 } }) {
+export async function soakNode({
+  distDir,
+  model,
+  fills,
+  samples = 10,
+  seed = 7,
+  warmup = 50,
+  cache = { maxEntries: 500, maxBytes: 1 << 20 },
+}) {
   /** @param {string} file @returns {Promise<any>} */
   const load = (file) => import(pathToFileURL(join(distDir, file)).href);
   // node.js openNodeEngine: the steps createFillMask takes, returning the core too (its heap is sampled).
   const [{ openNodeEngine }, { TiankongError }] = await Promise.all([load('node.js'), load('errors.js')]);
   const { engine, core } = await openNodeEngine({ model, backend: 'wasm', cache });
   /** @type {(text: string, options: object) => Promise<Outcome>} */
-  const fill = (text, options) => engine.fill(text, options).then(() => ({ ok: true }),
-    (/** @type {any} */ error) => ({ ok: false, tiankong: error instanceof TiankongError, message: String(error?.stack ?? error) }));
+  const fill = (text, options) =>
+    engine.fill(text, options).then(
+      () => ({ ok: true }),
+      (/** @type {any} */ error) => ({
+        ok: false,
+        tiankong: error instanceof TiankongError,
+        message: String(error?.stack ?? error),
+      }),
+    );
   const inspector = new Session();
   inspector.connect();
   /** @type {Send} */
-  const send = (method, params = {}) => new Promise((resolve, reject) =>
-    inspector.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
+  const send = (method, params = {}) =>
+    new Promise((resolve, reject) =>
+      inspector.post(method, params, (error, result) => (error ? reject(error) : resolve(result))),
+    );
   const sample = async () => {
     const { jsHeapUsedBytes, wasmMemories } = await measureContext(send);
     const coreWasmHeapBytes = core.module.HEAP8.byteLength;
     const { cache: c } = engine.stats();
-    return { rssBytes: process.memoryUsage().rss, jsHeapUsedBytes, coreWasmHeapBytes,
+    return {
+      rssBytes: process.memoryUsage().rss,
+      jsHeapUsedBytes,
+      coreWasmHeapBytes,
       ortWasmHeapBytes: sumBytes(wasmMemories.filter((m) => m.shared)),
-      cacheEntries: c.entries, cacheBytes: c.bytes };
+      cacheEntries: c.entries,
+      cacheBytes: c.bytes,
+    };
   };
   try {
     const warm = mulberry32(seed + 1);
@@ -178,7 +219,16 @@ export async function soakNode({ distDir, model, fills, samples = 10, seed = 7, 
  *   warmup?: number, cache?: CacheBounds, modelUrl?: string }} options
  * @returns {Promise<SoakRun>}
  */
-export async function soakBrowser({ page, userDataDir, fills, samples = 10, seed = 7, warmup = 50, cache = { maxEntries: 500, maxBytes: 1 << 20 }, modelUrl = '/models/soak/' }) {
+export async function soakBrowser({
+  page,
+  userDataDir,
+  fills,
+  samples = 10,
+  seed = 7,
+  warmup = 50,
+  cache = { maxEntries: 500, maxBytes: 1 << 20 },
+  modelUrl = '/models/soak/',
+}) {
   // A string, not a function: a function's import() would be rewritten when a bundler or Vitest loads this file.
   await page.evaluate(`(async () => {
     const api = await import('/dist/browser.js');
@@ -188,36 +238,43 @@ export async function soakBrowser({ page, userDataDir, fills, samples = 10, seed
   })()`);
   // One batch of fills inside the page (no round trip per fill); the PRNG state lives in the page.
   /** @param {number} count @param {number} batchSeed */
-  const batch = (count, batchSeed) => page.evaluate(async ({ count, batchSeed }) => {
-    const soak = /** @type {any} */ (window).__soak;
-    const { tk, inputs, api } = soak;
-    const random = (soak.random ??= inputs.mulberry32(batchSeed));
-    /** @type {Record<string, number>} */
-    const counts = { repeat: 0, fresh: 0, error: 0, hostile: 0, resolved: 0, rejected: 0, unexpected: 0 };
-    /** @type {string[]} */
-    const unexpected = [];
-    for (let i = 0; i < count; i++) {
-      const call = inputs.soakCall(random);
-      counts[call.kind]++;
-      try {
-        await tk.fill(call.text, call.options);
-        counts.resolved++;
-      } catch (error) {
-        if (error instanceof api.TiankongError) counts.rejected++;
-        else {
-          counts.unexpected++;
-          unexpected.push(String(error));
+  const batch = (count, batchSeed) =>
+    page.evaluate(
+      async ({ count, batchSeed }) => {
+        const soak = /** @type {any} */ (window).__soak;
+        const { tk, inputs, api } = soak;
+        const random = (soak.random ??= inputs.mulberry32(batchSeed));
+        /** @type {Record<string, number>} */
+        const counts = { repeat: 0, fresh: 0, error: 0, hostile: 0, resolved: 0, rejected: 0, unexpected: 0 };
+        /** @type {string[]} */
+        const unexpected = [];
+        for (let i = 0; i < count; i++) {
+          const call = inputs.soakCall(random);
+          counts[call.kind]++;
+          try {
+            await tk.fill(call.text, call.options);
+            counts.resolved++;
+          } catch (error) {
+            if (error instanceof api.TiankongError) counts.rejected++;
+            else {
+              counts.unexpected++;
+              unexpected.push(String(error));
+            }
+          }
         }
-      }
-    }
-    return { counts, unexpected };
-  }, { count, batchSeed });
+        return { counts, unexpected };
+      },
+      { count, batchSeed },
+    );
   // DevTools sessions: the page, and the runtime's Worker (worker.js) reached through the page's.
   const pageSession = await page.context().newCDPSession(page);
   const { targetInfos } = await pageSession.send('Target.getTargets');
   const workerTarget = targetInfos.find((t) => t.type === 'worker' && new URL(t.url).pathname === '/dist/worker.js');
   if (!workerTarget) throw new Error('soak: the runtime Worker (/dist/worker.js) is not running in the page');
-  const { sessionId } = await pageSession.send('Target.attachToTarget', { targetId: workerTarget.targetId, flatten: false });
+  const { sessionId } = await pageSession.send('Target.attachToTarget', {
+    targetId: workerTarget.targetId,
+    flatten: false,
+  });
   let nextId = 1;
   /** @type {Map<number, (message: any) => void>} */
   const waiting = new Map();
@@ -227,21 +284,34 @@ export async function soakBrowser({ page, userDataDir, fills, samples = 10, seed
     waiting.delete(message.id);
   });
   /** @type {Send} */
-  const sendToWorker = (method, params = {}) => new Promise((resolve, reject) => {
-    const id = nextId++;
-    waiting.set(id, (message) => (message.error ? reject(new Error(message.error.message)) : resolve(message.result)));
-    pageSession.send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method, params }) }).catch(reject);
-  });
+  const sendToWorker = (method, params = {}) =>
+    new Promise((resolve, reject) => {
+      const id = nextId++;
+      waiting.set(id, (message) =>
+        message.error ? reject(new Error(message.error.message)) : resolve(message.result),
+      );
+      pageSession
+        .send('Target.sendMessageToTarget', { sessionId, message: JSON.stringify({ id, method, params }) })
+        .catch(reject);
+    });
   const sample = async () => {
-    const inPage = await measureContext((method, params) => pageSession.send(/** @type {any} */ (method), params), { wasm: false });
+    const inPage = await measureContext((method, params) => pageSession.send(/** @type {any} */ (method), params), {
+      wasm: false,
+    });
     const inWorker = await measureContext(sendToWorker, { wasm: false });
     const { cache } = await page.evaluate(() => /** @type {any} */ (window).__soak.tk.stats());
-    return { ...(userDataDir ? { rendererRssBytes: rendererRssBytes(userDataDir) } : {}),
-      pageJsHeapUsedBytes: inPage.jsHeapUsedBytes, workerJsHeapUsedBytes: inWorker.jsHeapUsedBytes,
-      cacheEntries: cache.entries, cacheBytes: cache.bytes };
+    return {
+      ...(userDataDir ? { rendererRssBytes: rendererRssBytes(userDataDir) } : {}),
+      pageJsHeapUsedBytes: inPage.jsHeapUsedBytes,
+      workerJsHeapUsedBytes: inWorker.jsHeapUsedBytes,
+      cacheEntries: cache.entries,
+      cacheBytes: cache.bytes,
+    };
   };
   const warm = await batch(warmup, seed + 1);
-  await page.evaluate(() => { delete /** @type {any} */ (window).__soak.random; });
+  await page.evaluate(() => {
+    delete (/** @type {any} */ (window).__soak.random);
+  });
   const counts = noCounts();
   const unexpected = [...warm.unexpected];
   /** @type {SoakSample[]} */
@@ -259,8 +329,17 @@ export async function soakBrowser({ page, userDataDir, fills, samples = 10, seed
   const seconds = (performance.now() - started) / 1000;
   const stats = await page.evaluate(() => /** @type {any} */ (window).__soak.tk.stats());
   await page.evaluate(() => /** @type {any} */ (window).__soak.tk.dispose());
-  return { fills, seconds: Math.round(seconds * 10) / 10, fillsPerSecond: Math.round((fills / seconds) * 10) / 10, counts, unexpected,
-    samples: points, summary: summarize(points), cache: stats.cache, threads: stats.threads };
+  return {
+    fills,
+    seconds: Math.round(seconds * 10) / 10,
+    fillsPerSecond: Math.round((fills / seconds) * 10) / 10,
+    counts,
+    unexpected,
+    samples: points,
+    summary: summarize(points),
+    cache: stats.cache,
+    threads: stats.threads,
+  };
 }
 
 /**
@@ -274,7 +353,12 @@ function rendererRssBytes(userDataDir) {
   for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
     try {
       const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0 ]/); // Chromium rewrites its argv into one string
-      if (!args.includes(`--user-data-dir=${userDataDir}`) || !args.includes('--type=renderer') || args.includes('--top-chrome-webui')) continue;
+      if (
+        !args.includes(`--user-data-dir=${userDataDir}`) ||
+        !args.includes('--type=renderer') ||
+        args.includes('--top-chrome-webui')
+      )
+        continue;
       total += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
     } catch {
       // exited meanwhile

@@ -85,7 +85,10 @@ export const MIME_TYPES = {
  * @returns {string}
  */
 export function mimeType(fileName) {
-  return /** @type {Record<string, string>} */ (MIME_TYPES)[path.extname(fileName).toLowerCase()] ?? 'application/octet-stream';
+  return (
+    /** @type {Record<string, string>} */ (MIME_TYPES)[path.extname(fileName).toLowerCase()] ??
+    'application/octet-stream'
+  );
 }
 
 /**
@@ -146,8 +149,16 @@ const HTML_PAGE = '<!doctype html><html><head><title>app</title></head><body>ind
  * @param {(record: RequestRecord) => void} [options.onRequest] called once per answered request
  * @returns {Promise<StaticServer>}
  */
-export async function startStaticServer({ mounts, headers = {}, caching = 'no-store', port = 0, tries = 1, log: keepLog = false,
-  precompressed = false, onRequest = () => {} }) {
+export async function startStaticServer({
+  mounts,
+  headers = {},
+  caching = 'no-store',
+  port = 0,
+  tries = 1,
+  log: keepLog = false,
+  precompressed = false,
+  onRequest = () => {},
+}) {
   const prefixes = Object.keys(mounts).sort((a, b) => b.length - a.length);
   const headersFor = typeof headers === 'function' ? headers : () => headers;
   /** @type {string[]} */
@@ -157,7 +168,8 @@ export async function startStaticServer({ mounts, headers = {}, caching = 'no-st
 
   const server = createServer((request, response) => {
     answer(request, response).catch((error) => {
-      if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`${error}\n`);
+      if (!response.headersSent)
+        response.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end(`${error}\n`);
       else response.destroy();
     });
   });
@@ -207,7 +219,8 @@ export async function startStaticServer({ mounts, headers = {}, caching = 'no-st
         file = path.join(file, 'index.html');
         info = await stat(file).catch(() => null);
       }
-      if (info?.isFile()) found = { file, size: info.size, mtimeMs: info.mtimeMs, root: isFolder ? mount : path.dirname(mount) };
+      if (info?.isFile())
+        found = { file, size: info.size, mtimeMs: info.mtimeMs, root: isFolder ? mount : path.dirname(mount) };
     }
     if (found === null) return finish(404, 'not found\n');
 
@@ -216,7 +229,13 @@ export async function startStaticServer({ mounts, headers = {}, caching = 'no-st
     if (fault && fault.times > 0) {
       fault.times--;
       const body = 'body' in found ? found.body : await readFile(found.file);
-      return inject(fault.fault, body, { ...base, 'Content-Type': type, 'Cache-Control': 'no-store' }, response, record);
+      return inject(
+        fault.fault,
+        body,
+        { ...base, 'Content-Type': type, 'Cache-Control': 'no-store' },
+        response,
+        record,
+      );
     }
 
     /** @type {Record<string, string | number>} */
@@ -229,9 +248,12 @@ export async function startStaticServer({ mounts, headers = {}, caching = 'no-st
         found = { ...found, file: variant.file, size: variant.size, mtimeMs: variant.mtimeMs };
       }
     }
-    if (caching === 'no-store' || 'body' in found) out['Cache-Control'] = caching === 'no-store' ? 'no-store' : 'no-cache';
+    if (caching === 'no-store' || 'body' in found)
+      out['Cache-Control'] = caching === 'no-store' ? 'no-store' : 'no-cache';
     if ('file' in found && caching === 'revalidate') {
-      out['Cache-Control'] = path.relative(found.root, found.file).startsWith(`assets${path.sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache';
+      out['Cache-Control'] = path.relative(found.root, found.file).startsWith(`assets${path.sep}`)
+        ? 'public, max-age=31536000, immutable'
+        : 'no-cache';
       out.ETag = `"${found.size.toString(16)}-${Math.floor(found.mtimeMs).toString(16)}${out['Content-Encoding'] ? `-${out['Content-Encoding']}` : ''}"`;
       if (request.headers['if-none-match'] === out.ETag) {
         response.writeHead(304, out).end();
@@ -263,10 +285,11 @@ export async function startStaticServer({ mounts, headers = {}, caching = 'no-st
     fail(urlPath, fault, times = 1) {
       faults.set(urlPath, { fault, times });
     },
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -283,7 +306,10 @@ async function compressedVariant(file, acceptEncoding) {
     const q = params.find((p) => p.startsWith('q='));
     if (name && !(q && Number(q.slice(2)) === 0)) accepted.add(name);
   }
-  for (const [encoding, suffix] of [['br', '.br'], ['gzip', '.gz']]) {
+  for (const [encoding, suffix] of [
+    ['br', '.br'],
+    ['gzip', '.gz'],
+  ]) {
     if (!accepted.has(encoding)) continue;
     const info = await stat(file + suffix).catch(() => null);
     if (info?.isFile()) return { encoding, file: file + suffix, size: info.size, mtimeMs: info.mtimeMs };

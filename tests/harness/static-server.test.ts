@@ -8,14 +8,20 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startStaticServer, type RequestRecord, type StaticServer } from './static-server.mjs';
 
-interface Answer { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer; error?: string }
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  error?: string;
+}
 
 /** A raw GET that also reports a connection dropped mid-body. */
 function get(port: number, rawPath: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path: rawPath }, (res) => {
       const chunks: Buffer[] = [];
-      const done = (error?: string) => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), error });
+      const done = (error?: string) =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), error });
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => done());
       res.on('aborted', () => done('aborted'));
@@ -44,9 +50,11 @@ describe('shared static server', () => {
         '/pkg/': path.join(dir, 'pkg'),
         '/pkg/special/': (rest) => (rest === 'x.json' ? '{}' : null),
         '/exact/one.mjs': path.join(dir, 'one.mjs'),
-        '/models/': (rest) => (rest === 'm/model.onnx' ? model : rest === 'page' ? { body: '<p>', type: 'text/html' } : null),
+        '/models/': (rest) =>
+          rest === 'm/model.onnx' ? model : rest === 'page' ? { body: '<p>', type: 'text/html' } : null,
       },
-      headers: (p): Record<string, string> => (p.startsWith('/pkg/') ? { 'Cross-Origin-Embedder-Policy': 'require-corp' } : {}),
+      headers: (p): Record<string, string> =>
+        p.startsWith('/pkg/') ? { 'Cross-Origin-Embedder-Policy': 'require-corp' } : {},
       log: true,
       onRequest: (record) => records.push(record),
     });
@@ -64,7 +72,11 @@ describe('shared static server', () => {
     expect(wasm.headers['cross-origin-embedder-policy']).toBe('require-corp');
     expect((await get(server.port, '/pkg/sub/')).body.toString()).toBe('<title>sub</title>');
     const json = await get(server.port, '/pkg/special/x.json');
-    expect([json.status, json.headers['content-type'], json.body.toString()]).toEqual([200, 'application/json; charset=utf-8', '{}']);
+    expect([json.status, json.headers['content-type'], json.body.toString()]).toEqual([
+      200,
+      'application/json; charset=utf-8',
+      '{}',
+    ]);
     expect((await get(server.port, '/pkg/special/core.wasm')).status).toBe(404); // the function mount answers, not the folder
     const one = await get(server.port, '/exact/one.mjs?v=1');
     expect([one.status, one.headers['content-type']]).toEqual([200, 'text/javascript; charset=utf-8']);
@@ -86,7 +98,11 @@ describe('shared static server', () => {
     expect((await get(server.port, url)).status).toBe(503);
     server.fail(url, { html: 'application/octet-stream' });
     const html = await get(server.port, url);
-    expect([html.status, html.headers['content-type'], html.body.toString().startsWith('<!doctype html>')]).toEqual([200, 'application/octet-stream', true]);
+    expect([html.status, html.headers['content-type'], html.body.toString().startsWith('<!doctype html>')]).toEqual([
+      200,
+      'application/octet-stream',
+      true,
+    ]);
     server.fail(url, { short: 5000 });
     const short = await get(server.port, url);
     expect([short.status, short.body.length, short.error]).toEqual([200, 5000, undefined]);

@@ -16,7 +16,7 @@ const pre = bertPreTokenizer();
 const hex = (s) => [...s].map((c) => c.codePointAt(0).toString(16)).join(' ');
 const out = [];
 for (let cp = 0; cp <= 0x10ffff; cp++) {
-  if (cp >= 0xd800 && cp <= 0xdfff) continue;  // not scalar values: unrepresentable in Rust strings
+  if (cp >= 0xd800 && cp <= 0xdfff) continue; // not scalar values: unrepresentable in Rust strings
   const c = String.fromCodePoint(cp);
   const cleaned = clean.normalizeString(c);
   const cleanClass = cleaned === '' ? 'removed' : cleaned === ' ' && c !== ' ' ? 'space' : '-';
@@ -25,7 +25,13 @@ for (let cp = 0; cp <= 0x10ffff; cp++) {
   const isChinese = chinese.normalizeString(c) === ` ${c} ` ? 1 : 0;
   const lowered = lower.normalizeString(c);
   const stripped = strip.normalizeString(c);
-  const row = [cleanClass, preClass, isChinese, lowered === c ? '-' : hex(lowered), stripped === c ? '-' : hex(stripped)];
+  const row = [
+    cleanClass,
+    preClass,
+    isChinese,
+    lowered === c ? '-' : hex(lowered),
+    stripped === c ? '-' : hex(stripped),
+  ];
   if (row.join() !== '-,-,0,-,-') out.push(`${cp.toString(16)}\t${row.join('\t')}`);
 }
 process.stdout.write(out.join('\n') + '\n');

@@ -21,20 +21,28 @@ export const fullCorpusDir = join(sharedData, 'corpus');
 export const hasFullCorpus = existsSync(fullCorpusDir);
 export const corpusDir = hasFullCorpus ? fullCorpusDir : join(fixtures, 'corpus');
 export const nativeTool = join(repoRoot, 'build', 'native', 'wasm', 'tiankong_tokenize');
-export const CORPUS_SAMPLE_STRIDE = 9;  // every 9th line of ~471k: ~52k lines
+export const CORPUS_SAMPLE_STRIDE = 9; // every 9th line of ~471k: ~52k lines
 export const NO_TRUNCATION = 1 << 30;
 
 // Normalizer settings compared; `flags` are the native tool's, `hf` the BertNormalizer's.
 export const CONFIGS = {
   'bert-base-chinese': { flags: [], hf: null },
-  lowercase: { flags: ['--lowercase'], hf: { cleanText: true, handleChineseChars: true, stripAccents: true, lowercase: true } },
-  'no-clean-text': { flags: ['--no-clean-text'], hf: { cleanText: false, handleChineseChars: true, stripAccents: false, lowercase: false } },
+  lowercase: {
+    flags: ['--lowercase'],
+    hf: { cleanText: true, handleChineseChars: true, stripAccents: true, lowercase: true },
+  },
+  'no-clean-text': {
+    flags: ['--no-clean-text'],
+    hf: { cleanText: false, handleChineseChars: true, stripAccents: false, lowercase: false },
+  },
 };
 
 /** Why parity cannot run here, or null. */
 export function missingPrerequisite() {
-  if (!existsSync(join(vocabDir, 'tokenizer.json'))) return `vocab fixture not found in ${vocabDir} (scripts/make-test-fixtures): tokenizer parity skipped`;
-  if (!existsSync(nativeTool)) return `native tool not built (${nativeTool}): run cmake --preset native && cmake --build --preset native`;
+  if (!existsSync(join(vocabDir, 'tokenizer.json')))
+    return `vocab fixture not found in ${vocabDir} (scripts/make-test-fixtures): tokenizer parity skipped`;
+  if (!existsSync(nativeTool))
+    return `native tool not built (${nativeTool}): run cmake --preset native && cmake --build --preset native`;
   return null;
 }
 
@@ -50,7 +58,9 @@ export function hfTokenizer(configName) {
  * (deterministic), or all; without the full corpus, every line of the committed sample.
  */
 export function corpusLines({ all = !hasFullCorpus } = {}) {
-  const files = readdirSync(corpusDir).filter((f) => f.endsWith('.txt') && !f.startsWith('LICENSE')).sort();
+  const files = readdirSync(corpusDir)
+    .filter((f) => f.endsWith('.txt') && !f.startsWith('LICENSE'))
+    .sort();
   const lines = [];
   let index = 0;
   for (const file of files) {
@@ -76,7 +86,7 @@ export function everyCodePointLines() {
   let words = [];
   for (let cp = 0; cp <= 0x10ffff; cp++) {
     if (cp >= 0xd800 && cp <= 0xdfff) continue;
-    if (cp === 0x0a) continue;  // the tool's line separator; '\n' is covered as whitespace by '\r', '\t'
+    if (cp === 0x0a) continue; // the tool's line separator; '\n' is covered as whitespace by '\r', '\t'
     const c = String.fromCodePoint(cp);
     words.push(`${c} a${c}b`);
     if (words.length === 64) {
@@ -99,7 +109,8 @@ export function nativeEncode(lines, { flags = [], maxLength = NO_TRUNCATION } = 
   if (result.status !== 0) throw new Error(`${nativeTool} exited ${result.status}: ${result.stderr}`);
   const out = result.stdout.toString('utf8').split('\n');
   out.pop();
-  if (out.length !== lines.length) throw new Error(`native tool printed ${out.length} results for ${lines.length} lines`);
+  if (out.length !== lines.length)
+    throw new Error(`native tool printed ${out.length} results for ${lines.length} lines`);
   return out.map((l) => JSON.parse(l));
 }
 
@@ -134,8 +145,8 @@ function codePointToUtf16(s) {
 }
 
 // JSON with invisible characters (controls, format, private use, separators, U+FFFD) escaped.
-const show = (s) => JSON.stringify(s).replace(/[\p{C}\p{Zl}\p{Zp}\u{fffd}]/gu,
-  (c) => `\\u{${c.codePointAt(0).toString(16)}}`);
+const show = (s) =>
+  JSON.stringify(s).replace(/[\p{C}\p{Zl}\p{Zp}\u{fffd}]/gu, (c) => `\\u{${c.codePointAt(0).toString(16)}}`);
 
 /**
  * Compares our encodings with HF's, line by line: ids, then offsets (both UTF-16). Returns { compared, differing: [readable descriptions] }.
@@ -149,7 +160,9 @@ export function compare(lines, ours, theirs) {
     const offsetsEqual = idsEqual && a.offsets.every(([s, e], k) => s === b.offsets[k][0] && e === b.offsets[k][1]);
     if (idsEqual && offsetsEqual) continue;
     const what = idsEqual ? 'offsets' : 'ids';
-    differing.push(`${what} differ for ${show(lines[i])}\n  ours: ${JSON.stringify(a.tokens)} ${JSON.stringify(a.offsets)}\n  HF:   ${JSON.stringify(b.tokens)} ${JSON.stringify(b.offsets)}`);
+    differing.push(
+      `${what} differ for ${show(lines[i])}\n  ours: ${JSON.stringify(a.tokens)} ${JSON.stringify(a.offsets)}\n  HF:   ${JSON.stringify(b.tokens)} ${JSON.stringify(b.offsets)}`,
+    );
   }
   return { compared: lines.length, differing };
 }
@@ -193,11 +206,19 @@ async function main() {
   };
   if (hasFullCorpus) {
     const lines = corpusLines({ all });
-    report(`corpus (${all ? 'all lines' : `every ${CORPUS_SAMPLE_STRIDE}th line`})`, await paritySuite('bert-base-chinese', lines));
+    report(
+      `corpus (${all ? 'all lines' : `every ${CORPUS_SAMPLE_STRIDE}th line`})`,
+      await paritySuite('bert-base-chinese', lines),
+    );
   } else {
-    console.log(`the full corpus is absent (${fullCorpusDir}; set TIANKONG_DATA to the raw data): full-corpus parity skipped, ` +
-      'the committed corpus sample (tests/fixtures/data/corpus) runs instead');
-    report('corpus sample (tests/fixtures/data/corpus, every line)', await paritySuite('bert-base-chinese', corpusLines()));
+    console.log(
+      `the full corpus is absent (${fullCorpusDir}; set TIANKONG_DATA to the raw data): full-corpus parity skipped, ` +
+        'the committed corpus sample (tests/fixtures/data/corpus) runs instead',
+    );
+    report(
+      'corpus sample (tests/fixtures/data/corpus, every line)',
+      await paritySuite('bert-base-chinese', corpusLines()),
+    );
   }
   const { cases, mask_variants: masks } = adversarial();
   for (const config of Object.keys(CONFIGS)) {

@@ -4,7 +4,6 @@
 // corpus sample comes from the full corpus (TIANKONG_DATA, default ../shared/data) when it is there,
 // else from the committed corpus sample. The full corpus (every line) runs with scripts/parity-full.
 import { describe, expect, test } from 'vitest';
-// @ts-expect-error -- plain ESM helper shared with the scripts/parity-full CLI, no typings
 import * as parity from './parity.mjs';
 
 const missing: string | null = parity.missingPrerequisite();
@@ -18,11 +17,16 @@ function expectIdentical(result: { compared: number; differing: string[] }) {
 }
 
 describe.skipIf(missing !== null)('tokenizer parity with HF tokenizers', () => {
-  test(parity.hasFullCorpus ? 'corpus sample (>= 50 000 lines)' : 'committed corpus sample (every line; the full corpus is absent)', async () => {
-    const lines: string[] = parity.corpusLines();
-    expect(lines.length).toBeGreaterThanOrEqual(parity.hasFullCorpus ? 50_000 : 1_000);
-    expectIdentical(await parity.paritySuite('bert-base-chinese', lines));
-  });
+  test(
+    parity.hasFullCorpus
+      ? 'corpus sample (>= 50 000 lines)'
+      : 'committed corpus sample (every line; the full corpus is absent)',
+    async () => {
+      const lines: string[] = parity.corpusLines();
+      expect(lines.length).toBeGreaterThanOrEqual(parity.hasFullCorpus ? 50_000 : 1_000);
+      expectIdentical(await parity.paritySuite('bert-base-chinese', lines));
+    },
+  );
 
   for (const config of Object.keys(parity.CONFIGS)) {
     test(`adversarial inputs [${config}]`, async () => {

@@ -63,18 +63,33 @@ describe.skipIf(missing !== null)('network and model faults in headless Chromium
     manifest = JSON.parse(readFileSync(join(modelDir, 'model.json'), 'utf8'));
     work = mkdtempSync(join(tmpdir(), 'tiankong-browser-faults-'));
     makeFaultyGraphs(join(work, 'graphs'), 1626);
-    const withGraph = (name: string) => modelVariant(modelDir, join(work, name), (d) =>
-      copyFileSync(join(work, 'graphs', `${name}.onnx`), join(d, 'model.onnx')));
-    const corrupt = modelVariant(modelDir, join(work, 'corrupt'), (d) => {
-      const bytes = readFileSync(join(d, 'model.onnx'));
-      bytes[1000]! ^= 1;
-      writeFileSync(join(d, 'model.onnx'), bytes);
-    }, true);
+    const withGraph = (name: string) =>
+      modelVariant(modelDir, join(work, name), (d) =>
+        copyFileSync(join(work, 'graphs', `${name}.onnx`), join(d, 'model.onnx')),
+      );
+    const corrupt = modelVariant(
+      modelDir,
+      join(work, 'corrupt'),
+      (d) => {
+        const bytes = readFileSync(join(d, 'model.onnx'));
+        bytes[1000]! ^= 1;
+        writeFileSync(join(d, 'model.onnx'), bytes);
+      },
+      true,
+    );
     // Every scenario gets its own URL (so its own Cache Storage keys) for the same healthy model.
-    const healthy = Object.fromEntries(['offline', 'drop', 'html', 'disguised', 'status', 'short', 'poisoned'].map((n) => [n, modelDir]));
+    const healthy = Object.fromEntries(
+      ['offline', 'drop', 'html', 'disguised', 'status', 'short', 'poisoned'].map((n) => [n, modelDir]),
+    );
     server = await startPackageOrigin({
-      distDir, ortDir: join(repoRoot, 'node_modules', 'onnxruntime-web', 'dist'),
-      models: { ...healthy, corrupt, 'unsupported-op': withGraph('unsupported-op'), 'nan-logits': withGraph('nan-logits') },
+      distDir,
+      ortDir: join(repoRoot, 'node_modules', 'onnxruntime-web', 'dist'),
+      models: {
+        ...healthy,
+        corrupt,
+        'unsupported-op': withGraph('unsupported-op'),
+        'nan-logits': withGraph('nan-logits'),
+      },
     });
     const node = await (await api()).createFillMask({ model: modelDir, backend: 'wasm' });
     expectedTokens = (await node.fill(TEXT, { topK: 3 })).masks[0]!.candidates.map((c) => c.token);
@@ -90,9 +105,11 @@ describe.skipIf(missing !== null)('network and model faults in headless Chromium
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  const load = (name: string) => page.evaluate((base) => (window as any).__load(base), `/models/${name}/`) as Promise<Outcome>;
+  const load = (name: string) =>
+    page.evaluate((base) => (window as any).__load(base), `/models/${name}/`) as Promise<Outcome>;
   const keys = () => page.evaluate(() => (window as any).__keys()) as Promise<string[]>;
-  const key = (name: string, file: 'model.onnx' | 'vocab.txt') => `/models/${name}/${file}?tiankong-sha256=${manifest.files[file]!.sha256}`;
+  const key = (name: string, file: 'model.onnx' | 'vocab.txt') =>
+    `/models/${name}/${file}?tiankong-sha256=${manifest.files[file]!.sha256}`;
   const gets = (path: string) => server.log.filter((l) => l.startsWith(`GET ${path} `)).length;
 
   function expectError(outcome: Outcome, code: string, message: RegExp) {
@@ -109,7 +126,11 @@ describe.skipIf(missing !== null)('network and model faults in headless Chromium
   test('first visit offline: NETWORK, nothing cached; back online the same page loads', async () => {
     await context.setOffline(true);
     try {
-      expectError(await load('offline'), 'NETWORK', /offline, so the runtime's Worker \(worker\.js\) could not be downloaded; connect and try again/);
+      expectError(
+        await load('offline'),
+        'NETWORK',
+        /offline, so the runtime's Worker \(worker\.js\) could not be downloaded; connect and try again/,
+      );
     } finally {
       await context.setOffline(false);
     }
@@ -124,15 +145,24 @@ describe.skipIf(missing !== null)('network and model faults in headless Chromium
     expect(await keys()).not.toContain(key('drop', 'model.onnx'));
     expectWorks(await load('drop'));
     expect(gets('/models/drop/model.onnx')).toBe(2);
-    expect(await page.evaluate((k) => (window as any).__sha256(k), key('drop', 'model.onnx'))).toBe(manifest.files['model.onnx']!.sha256);
+    expect(await page.evaluate((k) => (window as any).__sha256(k), key('drop', 'model.onnx'))).toBe(
+      manifest.files['model.onnx']!.sha256,
+    );
     expectWorks(await load('drop')); // third load: from Cache Storage
     expect(gets('/models/drop/model.onnx')).toBe(2);
   });
 
   test('an HTML page instead of the model, labelled text/html or disguised as octet-stream: BAD_MODEL, not cached', async () => {
-    for (const [name, type] of [['html', 'text/html'], ['disguised', 'application/octet-stream']] as const) {
+    for (const [name, type] of [
+      ['html', 'text/html'],
+      ['disguised', 'application/octet-stream'],
+    ] as const) {
       server.fail(`/models/${name}/model.onnx`, { html: type });
-      expectError(await load(name), 'BAD_MODEL', new RegExp(`/models/${name}/model\\.onnx returned an HTML page instead of the model file`));
+      expectError(
+        await load(name),
+        'BAD_MODEL',
+        new RegExp(`/models/${name}/model\\.onnx returned an HTML page instead of the model file`),
+      );
       expect(await keys()).not.toContain(key(name, 'model.onnx'));
       expectWorks(await load(name));
     }
@@ -142,7 +172,13 @@ describe.skipIf(missing !== null)('network and model faults in headless Chromium
     server.fail('/models/status/model.onnx', { status: 503 });
     expectError(await load('status'), 'NETWORK', /HTTP 503 .*\/models\/status\/model\.onnx/);
     server.fail('/models/short/model.onnx', { short: 5000 });
-    expectError(await load('short'), 'INTEGRITY', new RegExp(`model\\.onnx has 5000 bytes but model\\.json says ${manifest.files['model.onnx']!.bytes}; the file is truncated`));
+    expectError(
+      await load('short'),
+      'INTEGRITY',
+      new RegExp(
+        `model\\.onnx has 5000 bytes but model\\.json says ${manifest.files['model.onnx']!.bytes}; the file is truncated`,
+      ),
+    );
     for (const name of ['status', 'short']) {
       expect(await keys()).not.toContain(key(name, 'model.onnx'));
       expectWorks(await load(name));
@@ -154,12 +190,18 @@ describe.skipIf(missing !== null)('network and model faults in headless Chromium
     await page.evaluate((k) => (window as any).__poison(k), key('poisoned', 'model.onnx'));
     expectWorks(await load('poisoned'));
     expect(gets('/models/poisoned/model.onnx')).toBe(2);
-    expect(await page.evaluate((k) => (window as any).__sha256(k), key('poisoned', 'model.onnx'))).toBe(manifest.files['model.onnx']!.sha256);
+    expect(await page.evaluate((k) => (window as any).__sha256(k), key('poisoned', 'model.onnx'))).toBe(
+      manifest.files['model.onnx']!.sha256,
+    );
   });
 
   test('model faults: corrupted file (INTEGRITY, not cached), unknown op and NaN logits (BAD_MODEL); the Worker path still works', async () => {
     const before = await keys();
-    expectError(await load('corrupt'), 'INTEGRITY', /\/models\/corrupt\/model\.onnx has sha256 [0-9a-f]{64} but model\.json says/);
+    expectError(
+      await load('corrupt'),
+      'INTEGRITY',
+      /\/models\/corrupt\/model\.onnx has sha256 [0-9a-f]{64} but model\.json says/,
+    );
     expect((await keys()).filter((k) => k.startsWith('/models/corrupt/model.onnx'))).toEqual([]);
     expectError(await load('unsupported-op'), 'BAD_MODEL', /cannot be loaded by ONNX Runtime \(wasm\).*FancyGelu/);
     expectError(await load('nan-logits'), 'BAD_MODEL', /unusable logits .*NaN/);

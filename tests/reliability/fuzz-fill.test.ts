@@ -10,12 +10,19 @@ if (missing) console.warn(missing);
 
 describe.skipIf(missing !== null)('fill() input fuzzer (short run)', () => {
   test('400 random calls: results valid, only TiankongErrors, engine intact', async () => {
-    const report = await fuzzFill({ api: await api(), model: testModelDir(), seed: 20261130, calls: 400, controlEvery: 20 });
+    const report = await fuzzFill({
+      api: await api(),
+      model: testModelDir(),
+      seed: 20261130,
+      calls: 400,
+      controlEvery: 20,
+    });
     expect(report.failures).toEqual([]);
     expect(report.calls).toBe(400);
     // The grammar reaches every outcome, so the run checked each path.
     expect(report.resolved).toBeGreaterThan(100);
-    for (const code of ['EMPTY_INPUT', 'NO_MASK', 'TOO_LONG', 'BAD_OPTION']) expect(report.errors[code], code).toBeGreaterThan(0);
+    for (const code of ['EMPTY_INPUT', 'NO_MASK', 'TOO_LONG', 'BAD_OPTION'])
+      expect(report.errors[code], code).toBeGreaterThan(0);
     expect(report.controls).toBe(20);
   });
 });

@@ -38,5 +38,9 @@ export function modelVariant(modelDir: string, dir: string, edit: (dir: string) 
 
 /** Generates the hand-built faulty graphs (see make-faulty-models.py) into `out`. */
 export function makeFaultyGraphs(out: string, vocabSize: number): void {
-  execFileSync('/usr/bin/python3', [fileURLToPath(new URL('make-faulty-models.py', import.meta.url)), out, String(vocabSize)], { stdio: 'pipe' });
+  execFileSync(
+    '/usr/bin/python3',
+    [fileURLToPath(new URL('make-faulty-models.py', import.meta.url)), out, String(vocabSize)],
+    { stdio: 'pipe' },
+  );
 }

@@ -9,6 +9,7 @@ mask_positions: int64) unless its fault is about the inputs, and returns `logits
   int32-inputs.onnx     input_ids declared int32 (the runtime feeds int64)
 Usage: /usr/bin/python3 make-faulty-models.py OUT_DIR VOCAB_SIZE
 """
+
 import os
 import sys
 
@@ -33,16 +34,21 @@ def constant_logits(width, value, mask_name="mask_positions", extra_nodes=()):
         helper.make_node("Shape", [mask_name], ["mask_shape"]),
         helper.make_node("Constant", [], ["width"], value=helper.make_tensor("w", TensorProto.INT64, [1], [width])),
         helper.make_node("Concat", ["mask_shape", "width"], ["logits_shape"], axis=0),
-        helper.make_node("ConstantOfShape", ["logits_shape"], ["logits"],
-                         value=helper.make_tensor("v", TensorProto.FLOAT, [1], [value])),
+        helper.make_node(
+            "ConstantOfShape",
+            ["logits_shape"],
+            ["logits"],
+            value=helper.make_tensor("v", TensorProto.FLOAT, [1], [value]),
+        ),
         *extra_nodes,
     ]
     return nodes
 
 
 def save(name, nodes, graph_inputs, opsets=(("", 17),)):
-    graph = helper.make_graph(nodes, name, graph_inputs,
-                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, "masks", None])])
+    graph = helper.make_graph(
+        nodes, name, graph_inputs, [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, "masks", None])]
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets])
     model.ir_version = 8
     onnx.save(model, os.path.join(out_dir, name))

@@ -17,9 +17,28 @@ if (missing) console.warn(missing);
 
 /** Names that must never leave the model directory, for every field that names a file. */
 const ESCAPES = [
-  '../secret.txt', '../../../../../../etc/passwd', '/etc/passwd', '..', '.', '//other-host/x', 'http://other-host/x',
-  'https:x', 'sub/vocab.txt', 'sub\\vocab.txt', 'C:\\secret.txt', '%2e%2e', '%2e%2e/secret.txt', '.\t.', '.\n.',
-  ' vocab.txt', 'vocab.txt\u0000', 'vocab.txt?x=1', 'vocab.txt#x', '..\u2215secret.txt', '.hidden', '',
+  '../secret.txt',
+  '../../../../../../etc/passwd',
+  '/etc/passwd',
+  '..',
+  '.',
+  '//other-host/x',
+  'http://other-host/x',
+  'https:x',
+  'sub/vocab.txt',
+  'sub\\vocab.txt',
+  'C:\\secret.txt',
+  '%2e%2e',
+  '%2e%2e/secret.txt',
+  '.\t.',
+  '.\n.',
+  ' vocab.txt',
+  'vocab.txt\u0000',
+  'vocab.txt?x=1',
+  'vocab.txt#x',
+  '..\u2215secret.txt',
+  '.hidden',
+  '',
 ];
 
 const SECRET = 'the content of a file outside the model directory\n'.repeat(7);
@@ -65,9 +84,16 @@ describe.skipIf(missing !== null)('model file names never leave the model direct
   function problems(result: { code: string; message: string }, field: string, label: string): string[] {
     const found: string[] = [];
     if (result.code !== 'BAD_MODEL') found.push(`${label}: ${result.code} ${result.message}`);
-    if (result.message.includes(secretSha) || new RegExp(`\\b${secretSize}\\b`).test(result.message) ||
-      result.message.includes('the content of a file')) found.push(`${label}: the message reveals the outside file: ${result.message}`);
-    if (result.code === 'BAD_MODEL' && !(result.message.includes(`${field} is `) && /not a file name inside the model directory/.test(result.message))) {
+    if (
+      result.message.includes(secretSha) ||
+      new RegExp(`\\b${secretSize}\\b`).test(result.message) ||
+      result.message.includes('the content of a file')
+    )
+      found.push(`${label}: the message reveals the outside file: ${result.message}`);
+    if (
+      result.code === 'BAD_MODEL' &&
+      !(result.message.includes(`${field} is `) && /not a file name inside the model directory/.test(result.message))
+    ) {
       found.push(`${label}: the message does not name ${field}: ${result.message}`);
     }
     return found;
@@ -82,7 +108,9 @@ describe.skipIf(missing !== null)('model file names never leave the model direct
       requests.push(request.url!);
       const [, name, file] = new URL(request.url!, 'http://x').pathname.split('/');
       try {
-        response.writeHead(200, { 'Content-Type': 'application/octet-stream' }).end(readFileSync(join(work, name!, file!)));
+        response
+          .writeHead(200, { 'Content-Type': 'application/octet-stream' })
+          .end(readFileSync(join(work, name!, file!)));
       } catch {
         response.writeHead(404).end();
       }
@@ -104,14 +132,36 @@ describe.skipIf(missing !== null)('model file names never leave the model direct
         // What an attacker would write: the entry for the outside file, even with its real hash.
         m.files[name] = { sha256: secretSha, bytes: SECRET.length };
       });
-      found.push(...problems(await outcome(createFillMask({ model: dir, backend: 'wasm' })), 'tokenizer.vocab', `directory ${label}`));
+      found.push(
+        ...problems(
+          await outcome(createFillMask({ model: dir, backend: 'wasm' })),
+          'tokenizer.vocab',
+          `directory ${label}`,
+        ),
+      );
       requests.length = 0;
-      found.push(...problems(await outcome(createFillMask({ model: `${origin}/vocab-${i}/`, backend: 'wasm' })), 'tokenizer.vocab', `HTTP ${label}`));
+      found.push(
+        ...problems(
+          await outcome(createFillMask({ model: `${origin}/vocab-${i}/`, backend: 'wasm' })),
+          'tokenizer.vocab',
+          `HTTP ${label}`,
+        ),
+      );
       // model.json only: no other request, on this host or another.
       if (requests.join() !== `/vocab-${i}/model.json`) found.push(`HTTP ${label}: requested ${requests.join(', ')}`);
       const manifest = JSON.parse(readFileSync(join(dir, 'model.json'), 'utf8'));
-      const bytes = { manifest, modelBytes: readFileSync(join(dir, 'model.onnx')), vocabBytes: readFileSync(join(testModelDir(), 'vocab.txt')) };
-      found.push(...problems(await outcome(createFillMask({ model: bytes, backend: 'wasm' })), 'tokenizer.vocab', `bytes ${label}`));
+      const bytes = {
+        manifest,
+        modelBytes: readFileSync(join(dir, 'model.onnx')),
+        vocabBytes: readFileSync(join(testModelDir(), 'vocab.txt')),
+      };
+      found.push(
+        ...problems(
+          await outcome(createFillMask({ model: bytes, backend: 'wasm' })),
+          'tokenizer.vocab',
+          `bytes ${label}`,
+        ),
+      );
     }
     expect(found).toEqual([]);
   });
@@ -120,25 +170,53 @@ describe.skipIf(missing !== null)('model file names never leave the model direct
     const found: string[] = [];
     for (const [i, name] of ['../secret.txt', '//other-host/x', '.\t.', '/etc/passwd'].entries()) {
       const label = JSON.stringify(name);
-      variant(`memory-${i}`, (m) => {
-        m.memory.file = name;
-        m.files[name] = { sha256: secretSha, bytes: SECRET.length };
-      }, testMemoryModelDir());
-      found.push(...problems(await outcome(createFillMask({ model: join(work, `memory-${i}`), backend: 'wasm' })), 'memory.file', `directory ${label}`));
+      variant(
+        `memory-${i}`,
+        (m) => {
+          m.memory.file = name;
+          m.files[name] = { sha256: secretSha, bytes: SECRET.length };
+        },
+        testMemoryModelDir(),
+      );
+      found.push(
+        ...problems(
+          await outcome(createFillMask({ model: join(work, `memory-${i}`), backend: 'wasm' })),
+          'memory.file',
+          `directory ${label}`,
+        ),
+      );
       requests.length = 0;
-      found.push(...problems(await outcome(createFillMask({ model: `${origin}/memory-${i}/`, backend: 'wasm' })), 'memory.file', `HTTP ${label}`));
+      found.push(
+        ...problems(
+          await outcome(createFillMask({ model: `${origin}/memory-${i}/`, backend: 'wasm' })),
+          'memory.file',
+          `HTTP ${label}`,
+        ),
+      );
       if (requests.join() !== `/memory-${i}/model.json`) found.push(`HTTP ${label}: requested ${requests.join(', ')}`);
     }
     expect(found).toEqual([]);
   });
 
   test('a name listed for two roles, or model.json itself, is refused; plain names still load', async () => {
-    const twice = variant('twice', (m) => { m.memory.file = 'vocab.txt'; }, testMemoryModelDir());
+    const twice = variant(
+      'twice',
+      (m) => {
+        m.memory.file = 'vocab.txt';
+      },
+      testMemoryModelDir(),
+    );
     expect(await outcome(createFillMask({ model: twice, backend: 'wasm' }))).toMatchObject({
-      code: 'BAD_MODEL', message: expect.stringMatching(/memory\.file names "vocab\.txt", which tokenizer\.vocab already names/) });
-    const manifestItself = variant('manifest-itself', (m) => { m.tokenizer.vocab = 'model.json'; });
+      code: 'BAD_MODEL',
+      message: expect.stringMatching(/memory\.file names "vocab\.txt", which tokenizer\.vocab already names/),
+    });
+    const manifestItself = variant('manifest-itself', (m) => {
+      m.tokenizer.vocab = 'model.json';
+    });
     expect(await outcome(createFillMask({ model: manifestItself, backend: 'wasm' }))).toMatchObject({
-      code: 'BAD_MODEL', message: expect.stringMatching(/tokenizer\.vocab is "model\.json", which is not a file name inside/) });
+      code: 'BAD_MODEL',
+      message: expect.stringMatching(/tokenizer\.vocab is "model\.json", which is not a file name inside/),
+    });
     // A renamed vocabulary with an ordinary name still works (hash from the file).
     const renamed = variant('renamed', (m) => {
       m.files['vocab-v2_zh.txt'] = m.files['vocab.txt'];
@@ -146,6 +224,9 @@ describe.skipIf(missing !== null)('model file names never leave the model direct
       m.tokenizer.vocab = 'vocab-v2_zh.txt';
     });
     copyFileSync(join(renamed, 'vocab.txt'), join(renamed, 'vocab-v2_zh.txt'));
-    expect(await outcome(createFillMask({ model: renamed, backend: 'wasm' }))).toEqual({ code: 'resolved', message: '' });
+    expect(await outcome(createFillMask({ model: renamed, backend: 'wasm' }))).toEqual({
+      code: 'resolved',
+      message: '',
+    });
   });
 });

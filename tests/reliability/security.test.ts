@@ -19,12 +19,14 @@ import { startAppServer } from '../../scripts/serve.mjs';
 import { CHROMIUM, launchChromium } from '../harness/chromium.mjs';
 import { distDir, missingPrerequisite, repoRoot, testModelDir } from '../runtime/fixtures.js';
 
-const missing = missingPrerequisite() ?? (existsSync(CHROMIUM) ? null : `${CHROMIUM} not found: security tests skipped`);
+const missing =
+  missingPrerequisite() ?? (existsSync(CHROMIUM) ? null : `${CHROMIUM} not found: security tests skipped`);
 if (missing) console.warn(missing);
 
 const READY = /模型已就绪/;
 /** Code that builds code from strings: what a CSP without 'unsafe-eval' forbids. */
-const DYNAMIC_CODE = /\beval\s*\(|\bnew\s+Function\s*\(|(?<![\w$.])Function\s*\(\s*['"`]|set(?:Timeout|Interval)\s*\(\s*['"`]/;
+const DYNAMIC_CODE =
+  /\beval\s*\(|\bnew\s+Function\s*\(|(?<![\w$.])Function\s*\(\s*['"`]|set(?:Timeout|Interval)\s*\(\s*['"`]/;
 
 function scriptFiles(dir: string): string[] {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
@@ -49,7 +51,11 @@ describe.skipIf(missing !== null)('security of the built app and runtime', () =>
     appDir = join(work, 'app');
     process.env.TIANKONG_MODEL_DIR = testModelDir();
     try {
-      await build({ configFile: join(repoRoot, 'web/app/vite.config.ts'), logLevel: 'warn', build: { outDir: appDir, emptyOutDir: true } });
+      await build({
+        configFile: join(repoRoot, 'web/app/vite.config.ts'),
+        logLevel: 'warn',
+        build: { outDir: appDir, emptyOutDir: true },
+      });
     } finally {
       delete process.env.TIANKONG_MODEL_DIR;
     }
@@ -58,7 +64,9 @@ describe.skipIf(missing !== null)('security of the built app and runtime', () =>
     // Another origin that would answer a CORS fetch: the CSP must stop the page from reaching it.
     elsewhere = createServer((request, response) => {
       elsewhereLog.push(`${request.method} ${request.url}`);
-      response.writeHead(200, { 'Access-Control-Allow-Origin': '*', 'Cross-Origin-Resource-Policy': 'cross-origin' }).end('elsewhere');
+      response
+        .writeHead(200, { 'Access-Control-Allow-Origin': '*', 'Cross-Origin-Resource-Policy': 'cross-origin' })
+        .end('elsewhere');
     });
     await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
     elsewhereOrigin = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}`;
@@ -67,7 +75,9 @@ describe.skipIf(missing !== null)('security of the built app and runtime', () =>
     await context.addInitScript(() => {
       const w = window as unknown as { __csp: string[] };
       w.__csp = [];
-      document.addEventListener('securitypolicyviolation', (e) => w.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+      document.addEventListener('securitypolicyviolation', (e) =>
+        w.__csp.push(`${e.violatedDirective} ${e.blockedURI}`),
+      );
     });
     page = context.pages()[0] ?? (await context.newPage());
     await page.goto(`${origin}/`);
@@ -82,7 +92,14 @@ describe.skipIf(missing !== null)('security of the built app and runtime', () =>
 
   test('every response carries the CSP (no unsafe-inline / unsafe-eval for scripts) and the isolation headers', async () => {
     const assets = readdirSync(join(appDir, 'assets')).filter((f) => f.endsWith('.js'));
-    for (const path of ['/', '/sw.js', `/assets/${assets[0]}`, '/tiankong/worker.js', '/tiankong/core/wasm/tiankong-core.wasm', '/missing']) {
+    for (const path of [
+      '/',
+      '/sw.js',
+      `/assets/${assets[0]}`,
+      '/tiankong/worker.js',
+      '/tiankong/core/wasm/tiankong-core.wasm',
+      '/missing',
+    ]) {
       const response = await fetch(`${origin}${path}`);
       const csp = response.headers.get('content-security-policy') ?? '';
       const scriptSrc = /script-src ([^;]*)/.exec(csp)?.[1] ?? '';
@@ -103,7 +120,9 @@ describe.skipIf(missing !== null)('security of the built app and runtime', () =>
     expect(files.some((f) => /ort-wasm-simd-threaded\.mjs$|onnxruntime-web__wasm\.mjs$/.test(f))).toBe(true);
     const offenders = files.flatMap((file) => {
       const match = DYNAMIC_CODE.exec(readFileSync(file, 'utf8'));
-      return match ? [`${file}: …${readFileSync(file, 'utf8').slice(Math.max(0, match.index - 40), match.index + 40)}…`] : [];
+      return match
+        ? [`${file}: …${readFileSync(file, 'utf8').slice(Math.max(0, match.index - 40), match.index + 40)}…`]
+        : [];
     });
     expect(offenders).toEqual([]);
   });
@@ -122,7 +141,11 @@ describe.skipIf(missing !== null)('security of the built app and runtime', () =>
       // reached the way page code would: a string timer is compiled by the page itself.
       (setTimeout as unknown as (code: string, ms: number) => void)('window.__timer = true', 0);
       await new Promise((resolve) => setTimeout(resolve, 200)); // timers run, violation events are queued
-      const result = { inline: w.__inline ?? 'blocked', handler: w.__handler ?? 'blocked', stringTimer: w.__timer ?? 'blocked' };
+      const result = {
+        inline: w.__inline ?? 'blocked',
+        handler: w.__handler ?? 'blocked',
+        stringTimer: w.__timer ?? 'blocked',
+      };
       script.remove();
       button.remove();
       return result;
@@ -142,8 +165,10 @@ describe.skipIf(missing !== null)('security of the built app and runtime', () =>
     const inResults = await page.evaluate(() => {
       const main = document.querySelector('main') ?? document.body;
       return {
-        images: main.querySelectorAll('img[src*="xss-probe"]').length, bold: Array.from(main.querySelectorAll('b')).filter((b) => b.textContent === '粗').length,
-        xss: (window as unknown as { __xss?: number }).__xss ?? null, text: main.textContent ?? '',
+        images: main.querySelectorAll('img[src*="xss-probe"]').length,
+        bold: Array.from(main.querySelectorAll('b')).filter((b) => b.textContent === '粗').length,
+        xss: (window as unknown as { __xss?: number }).__xss ?? null,
+        text: main.textContent ?? '',
       };
     });
     expect(inResults).toMatchObject({ images: 0, bold: 0, xss: null });
@@ -158,19 +183,27 @@ describe.skipIf(missing !== null)('security of the built app and runtime', () =>
 
   test('the service worker intercepts only same-origin GETs and stores nothing at run time; the CSP stops cross-origin fetches', async () => {
     expect(await page.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true);
-    const snapshot = () => page.evaluate(async () => {
-      const all: string[] = [];
-      for (const name of (await caches.keys()).sort()) {
-        for (const request of await (await caches.open(name)).keys()) all.push(`${name} ${request.method} ${request.url}`);
-      }
-      return all.sort();
-    });
+    const snapshot = () =>
+      page.evaluate(async () => {
+        const all: string[] = [];
+        for (const name of (await caches.keys()).sort()) {
+          for (const request of await (await caches.open(name)).keys())
+            all.push(`${name} ${request.method} ${request.url}`);
+        }
+        return all.sort();
+      });
     const before = await snapshot();
     expect(before.length).toBeGreaterThan(0);
     const viaWorker = new Map<string, boolean>();
-    page.on('response', (response) => viaWorker.set(`${response.request().method()} ${response.url()}`, response.fromServiceWorker()));
+    page.on('response', (response) =>
+      viaWorker.set(`${response.request().method()} ${response.url()}`, response.fromServiceWorker()),
+    );
     const probes = await page.evaluate(async (other) => {
-      const status = (p: Promise<Response>) => p.then((r) => r.status, (e) => String(e));
+      const status = (p: Promise<Response>) =>
+        p.then(
+          (r) => r.status,
+          (e) => String(e),
+        );
       return {
         precached: await status(fetch('./index.html')),
         notPrecached: await status(fetch('./not-precached.txt')),
@@ -184,7 +217,11 @@ describe.skipIf(missing !== null)('security of the built app and runtime', () =>
     expect(viaWorker.get(`GET ${origin}/not-precached.txt`)).toBe(true); // passed through, not stored
     expect(viaWorker.get(`POST ${origin}/`)).toBe(false);
     expect(elsewhereLog).toEqual([]);
-    expect((await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp)).some((v) => v.startsWith(`connect-src ${elsewhereOrigin}`))).toBe(true);
+    expect(
+      (await page.evaluate(() => (window as unknown as { __csp: string[] }).__csp)).some((v) =>
+        v.startsWith(`connect-src ${elsewhereOrigin}`),
+      ),
+    ).toBe(true);
     expect(await snapshot()).toEqual(before);
   });
 });

@@ -45,7 +45,11 @@ describe.skipIf(missing !== null)('soak (short)', () => {
   });
 
   test.skipIf(noChromium !== null)('Chromium: 100 mixed fills through the Worker, heaps bounded', async () => {
-    const server = await startPackageOrigin({ distDir, ortDir: join(repoRoot, 'node_modules', 'onnxruntime-web', 'dist'), models: { soak: testModelDir() } });
+    const server = await startPackageOrigin({
+      distDir,
+      ortDir: join(repoRoot, 'node_modules', 'onnxruntime-web', 'dist'),
+      models: { soak: testModelDir() },
+    });
     const userDataDir = mkdtempSync(join(tmpdir(), 'tiankong-soak-test-'));
     const context = await launchChromium({ userDataDir });
     try {

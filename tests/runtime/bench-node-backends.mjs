@@ -10,7 +10,10 @@ import { parseArgs } from 'node:util';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { createFillMask } = await import(join(root, 'dist', 'index.js'));
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { threads: { type: 'string', default: '2' }, runs: { type: 'string', default: '20' } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { threads: { type: 'string', default: '2' }, runs: { type: 'string', default: '20' } },
+});
 const threads = Number(values.threads);
 const runs = Number(values.runs);
 if (positionals.length === 0) {
@@ -39,16 +42,25 @@ for (const model of positionals) {
     const firstFillMs = performance.now() - firstStarted;
     for (const seq of [16, 64, 128]) {
       for (let i = 0; i < 3; i++) await tk.fill(text(seq, 100 + i)); // warm-up
-      const total = [], inference = [];
+      const total = [],
+        inference = [];
       for (let i = 0; i < runs; i++) {
         const r = await tk.fill(text(seq, i));
         total.push(r.timings.totalMs);
         inference.push(r.timings.inferenceMs);
       }
-      const row = { model: stats.model.name, vocab: stats.model.vocabSize, backend: stats.backend, threads: stats.threads, seq,
-        loadMs: Math.round(loadMs), firstFillMs: Math.round(firstFillMs),
-        medianMs: +quantile(total, 0.5).toFixed(2), p95Ms: +quantile(total, 0.95).toFixed(2),
-        inferenceMedianMs: +quantile(inference, 0.5).toFixed(2) };
+      const row = {
+        model: stats.model.name,
+        vocab: stats.model.vocabSize,
+        backend: stats.backend,
+        threads: stats.threads,
+        seq,
+        loadMs: Math.round(loadMs),
+        firstFillMs: Math.round(firstFillMs),
+        medianMs: +quantile(total, 0.5).toFixed(2),
+        p95Ms: +quantile(total, 0.95).toFixed(2),
+        inferenceMedianMs: +quantile(inference, 0.5).toFixed(2),
+      };
       results.push(row);
       console.log(Object.values(row).join('\t'));
     }
@@ -57,5 +69,8 @@ for (const model of positionals) {
 }
 const out = join(root, 'bench', 'results', 'node-backends.json');
 mkdirSync(dirname(out), { recursive: true });
-writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), node: process.version, runs, results }, null, 2) + '\n');
+writeFileSync(
+  out,
+  JSON.stringify({ date: new Date().toISOString(), node: process.version, runs, results }, null, 2) + '\n',
+);
 console.log(`wrote ${out}`);

@@ -101,21 +101,26 @@ describe.skipIf(missing !== null)('browser entry (Worker) in headless Chromium',
     const file = rest.join('/');
     if (area === 'test.html') return PAGE;
     if (area === 'memory.html') return MEMORY_PAGE;
-    if ((area === 'memmodel' || area === 'badmem') && ['model.json', 'vocab.txt', 'model.onnx', 'memory.bin'].includes(file)) {
+    if (
+      (area === 'memmodel' || area === 'badmem') &&
+      ['model.json', 'vocab.txt', 'model.onnx', 'memory.bin'].includes(file)
+    ) {
       const bytes = readFileSync(join(testMemoryModelDir(), file));
       if (area === 'badmem' && file === 'memory.bin') bytes[bytes.length - 10] ^= 1;
       return bytes;
     }
     if (area === 'spa') return { body: '<!doctype html><title>app</title>', type: 'text/html' };
     // ORT's ESM build finds its glue and wasm beside itself (the package ships no copy).
-    if (area === 'ort-js' && /^ort(\.wasm\.min\.mjs|-wasm-simd-threaded\.(mjs|wasm))$/.test(file)) return readFileSync(join(ortDir, file));
+    if (area === 'ort-js' && /^ort(\.wasm\.min\.mjs|-wasm-simd-threaded\.(mjs|wasm))$/.test(file))
+      return readFileSync(join(ortDir, file));
     if ((area === 'model' || area === 'tampered') && ['model.json', 'vocab.txt', 'model.onnx'].includes(file)) {
       const bytes = readFileSync(join(modelDir, file));
       if (area === 'tampered' && file === 'model.onnx') bytes[bytes.length - 1] ^= 1;
       return bytes;
     }
     if (area === 'dist') return readDistFile(distDir, file);
-    if (area === 'model' && /^default\/(model\.json|model\.onnx|vocab\.txt|memory\.bin)$/.test(file)) return readFileSync(join(repoRoot, 'model', file));
+    if (area === 'model' && /^default\/(model\.json|model\.onnx|vocab\.txt|memory\.bin)$/.test(file))
+      return readFileSync(join(repoRoot, 'model', file));
     return null;
   }
 
@@ -131,13 +136,15 @@ describe.skipIf(missing !== null)('browser entry (Worker) in headless Chromium',
     await server?.close();
   });
 
-  async function run(mode: 'iso' | 'plain', pageName = 'test.html') {
+  async function run(mode: 'iso' | 'plain', pageName = 'test.html'): Promise<Record<string, any>> {
     const page = await context.newPage();
     const logs: string[] = [];
     page.on('console', (m) => logs.push(m.text()));
     try {
       await page.goto(`${server.origin}/${mode}/${pageName}`);
-      await page.waitForFunction(() => (window as { __result?: unknown }).__result !== undefined, null, { timeout: 120_000 });
+      await page.waitForFunction(() => (window as { __result?: unknown }).__result !== undefined, null, {
+        timeout: 120_000,
+      });
       const result = await page.evaluate(() => (window as unknown as { __result: Record<string, any> }).__result);
       expect(result.error, logs.join('\n')).toBeUndefined();
       return result;
@@ -149,27 +156,47 @@ describe.skipIf(missing !== null)('browser entry (Worker) in headless Chromium',
   async function expectWorks(result: Record<string, any>) {
     // Same wasm (onnxruntime-web) as the Node wasm backend: same candidates.
     const expected = await node.fill(TEXT, { topK: 3 });
-    expect(result.fill.masks.map((m: any) => m.candidates.map((c: any) => c.token)))
-      .toEqual(expected.masks.map((m) => m.candidates.map((c) => c.token)));
-    result.fill.masks[0].candidates.forEach((c: any, i: number) => expect(c.score).toBeCloseTo(expected.masks[0]!.candidates[i]!.score, 5));
+    expect(result.fill.masks.map((m: any) => m.candidates.map((c: any) => c.token))).toEqual(
+      expected.masks.map((m) => m.candidates.map((c) => c.token)),
+    );
+    result.fill.masks[0].candidates.forEach((c: any, i: number) =>
+      expect(c.score).toBeCloseTo(expected.masks[0]!.candidates[i]!.score, 5),
+    );
     expect(result.again).toEqual(result.fill.masks);
     expect(result.superseded).toBe('ABORTED');
     expect(result.kept).toBe(4);
     expect(result.batch).toEqual(['[MASK]天', '秋[MASK]']);
     // explain and joint decoding through the Worker: the same as in Node on the same wasm.
     const explained = await node.explain(TEXT, 0, result.fill.masks[0].candidates[0].token);
-    expect(result.explain.tokens.map((t: any) => [t.token, t.start, t.end])).toEqual(explained.tokens.map((t) => [t.token, t.start, t.end]));
-    result.explain.tokens.forEach((t: any, i: number) => expect(t.score ?? 0).toBeCloseTo(explained.tokens[i]!.score ?? 0, 4));
+    expect(result.explain.tokens.map((t: any) => [t.token, t.start, t.end])).toEqual(
+      explained.tokens.map((t) => [t.token, t.start, t.end]),
+    );
+    result.explain.tokens.forEach((t: any, i: number) =>
+      expect(t.score ?? 0).toBeCloseTo(explained.tokens[i]!.score ?? 0, 4),
+    );
     const words = (await node.fill('[MASK][MASK]天', { joint: true, beam: 2, topK: 2 })).words!;
-    expect(result.words.map((w: any) => w.candidates.map((c: any) => c.text))).toEqual(words.map((w) => w.candidates.map((c) => c.text)));
-    expect(result.codes).toEqual({ noMask: 'NO_MASK', empty: 'EMPTY_INPUT', badOption: 'BAD_OPTION', batchIndex: 1,
-      disposed: 'DISPOSED', integrity: 'INTEGRITY', html: 'BAD_MODEL', network: 'NETWORK' });
+    expect(result.words.map((w: any) => w.candidates.map((c: any) => c.text))).toEqual(
+      words.map((w) => w.candidates.map((c) => c.text)),
+    );
+    expect(result.codes).toEqual({
+      noMask: 'NO_MASK',
+      empty: 'EMPTY_INPUT',
+      badOption: 'BAD_OPTION',
+      batchIndex: 1,
+      disposed: 'DISPOSED',
+      integrity: 'INTEGRITY',
+      html: 'BAD_MODEL',
+      network: 'NETWORK',
+    });
     expect(result.defaultModel).toEqual({ name: 'tiankong-default', top: '鸟' });
     const onnx = result.firstLoad.filter((p: any) => p.file === 'model.onnx');
     expect(onnx.at(-1)).toMatchObject({ source: 'network', loaded: readFileSync(join(modelDir, 'model.onnx')).length });
     // Second load reads the model from Cache Storage; the tampered model.onnx left no entry
     // (its intact vocab.txt was verified and stored).
-    expect(result.secondLoad.filter((p: any) => p.file !== 'model.json').map((p: any) => p.source)).toEqual(['cache', 'cache']);
+    expect(result.secondLoad.filter((p: any) => p.file !== 'model.json').map((p: any) => p.source)).toEqual([
+      'cache',
+      'cache',
+    ]);
     const manifest = JSON.parse(readFileSync(join(modelDir, 'model.json'), 'utf8'));
     const keys = result.cacheKeys.filter((k: string) => k.startsWith(`/${result.mode}/`)).sort();
     expect(keys).toEqual([
@@ -180,28 +207,39 @@ describe.skipIf(missing !== null)('browser entry (Worker) in headless Chromium',
   }
 
   test('cross-origin isolated page: threads', async () => {
-    const result = { ...(await run('iso')), mode: 'iso' };
+    const result: Record<string, any> = { ...(await run('iso')), mode: 'iso' };
     await expectWorks(result);
     expect(result.stats).toMatchObject({ backend: 'wasm', simd: true, core: { build: 'single' } });
     expect(result.stats.threads).toBeGreaterThan(1);
   });
 
   test('page without COOP/COEP: one thread, and stats says why', async () => {
-    const result = { ...(await run('plain')), mode: 'plain' };
+    const result: Record<string, any> = { ...(await run('plain')), mode: 'plain' };
     await expectWorks(result);
-    expect(result.stats).toMatchObject({ threads: 1, threadsReason: expect.stringMatching(/not cross-origin isolated.*Cross-Origin-Embedder-Policy/) });
+    expect(result.stats).toMatchObject({
+      threads: 1,
+      threadsReason: expect.stringMatching(/not cross-origin isolated.*Cross-Origin-Embedder-Policy/),
+    });
   });
 
   test('the corpus memory through the Worker: downloaded, cached, verified, fused with sources', async () => {
     const result = await run('iso', 'memory.html');
-    expect(result.fill.masks[0].candidates[0]).toMatchObject({ token: '上', source: { title: '静夜思', work: '千家诗' } });
+    expect(result.fill.masks[0].candidates[0]).toMatchObject({
+      token: '上',
+      source: { title: '静夜思', work: '千家诗' },
+    });
     expect(result.alone.masks[0].candidates.every((c: any) => c.source === undefined)).toBe(true);
-    expect(result.memory).toMatchObject({ maxOrder: 5, bytes: readFileSync(join(testMemoryModelDir(), 'memory.bin')).length });
+    expect(result.memory).toMatchObject({
+      maxOrder: 5,
+      bytes: readFileSync(join(testMemoryModelDir(), 'memory.bin')).length,
+    });
     expect(result.firstLoad.filter((p: any) => p.file === 'memory.bin').at(-1)).toMatchObject({ source: 'network' });
     expect(result.secondLoad.filter((p: any) => p.file === 'memory.bin').map((p: any) => p.source)).toEqual(['cache']);
     expect(result.badMemory).toBe('INTEGRITY');
     expect(result.skipped).not.toContain('memory.bin'); // memory: false does not even download it
     expect(result.withoutStats).toBeNull();
-    expect(result.cacheKeys.filter((k: string) => k.endsWith('memory.bin') && !k.includes('/model/default/'))).toEqual(['/iso/memmodel/memory.bin']);
+    expect(result.cacheKeys.filter((k: string) => k.endsWith('memory.bin') && !k.includes('/model/default/'))).toEqual([
+      '/iso/memmodel/memory.bin',
+    ]);
   });
 });

@@ -14,12 +14,14 @@ import { startPackageOrigin } from '../harness/package-origin.mjs';
 import { api, distDir, missingPrerequisite, repoRoot } from './fixtures.js';
 
 const DEFAULT_MODEL = join(repoRoot, 'model', 'default');
-const missing = missingPrerequisite() ?? (existsSync(join(DEFAULT_MODEL, 'model.onnx')) ? null : 'model/default/model.onnx missing');
+const missing =
+  missingPrerequisite() ?? (existsSync(join(DEFAULT_MODEL, 'model.onnx')) ? null : 'model/default/model.onnx missing');
 if (missing) console.warn(missing);
 const noBrowser = missing ?? (existsSync(CHROMIUM) ? null : `${CHROMIUM} not found: browser cancellation skipped`);
 
 /** ~100 tokens: one run of the default model takes tens of ms; its explain is ~100 runs. */
-const LONG = '春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。床前明月光，疑是地上霜。举头望明月，低头思故乡。' +
+const LONG =
+  '春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知多少。床前明月光，疑是地上霜。举头望明月，低头思故乡。' +
   '白日依山尽，黄河入海流。欲穷千里目，更上一层楼。红豆生南国，春来发几枝。愿君多采撷，此物最相思。[MASK]';
 /** 20 adjacent masks: a joint search of up to 1 + beam·19 runs. */
 const JOINT = `${'春眠不觉晓，处处闻啼鸟。'.repeat(3)}${'[MASK]'.repeat(20)}。`;
@@ -49,10 +51,15 @@ describe.skipIf(missing !== null)('cancellation in Node (wasm backend, main thre
   test('an explain aborted by a timer: the timer fires on time, the caller is released, the next fill starts within one run', async () => {
     const signal = AbortSignal.timeout(300);
     let abortedAt = Infinity;
-    signal.addEventListener('abort', () => { abortedAt = performance.now(); });
+    signal.addEventListener('abort', () => {
+      abortedAt = performance.now();
+    });
     const started = performance.now();
     const runsBefore = tk.stats().runs;
-    const explained = tk.explain(LONG, 0, '的', { signal }).then(() => 'resolved', (e) => ({ code: codeOf(e), at: performance.now() }));
+    const explained = tk.explain(LONG, 0, '的', { signal }).then(
+      () => 'resolved',
+      (e) => ({ code: codeOf(e), at: performance.now() }),
+    );
     const next = tk.fill(fresh()).then((r) => ({ at: performance.now(), result: r }));
     const outcome = await explained;
     const { at, result } = await next;
@@ -71,7 +78,9 @@ describe.skipIf(missing !== null)('cancellation in Node (wasm backend, main thre
     await tk.fill(JOINT); // the per-mask rows are cached: the joint fill queues its search at once, before `next`
     const signal = AbortSignal.timeout(300);
     let abortedAt = Infinity;
-    signal.addEventListener('abort', () => { abortedAt = performance.now(); });
+    signal.addEventListener('abort', () => {
+      abortedAt = performance.now();
+    });
     const joint = tk.fill(JOINT, { joint: true, beam: 8, signal }).then(() => 'resolved', codeOf);
     const next = tk.fill(fresh()).then((r) => ({ at: performance.now(), result: r }));
     expect(await joint).toBe('ABORTED');
@@ -90,13 +99,23 @@ describe.skipIf(missing !== null)('cancellation in Node (wasm backend, main thre
       last = t;
     }, 10);
     const started = performance.now();
-    const outcomes = await Promise.all(Array.from({ length: 60 }, () =>
-      tk.fill(fresh(), { signal: AbortSignal.timeout(300) }).then(() => ({ code: 'resolved', at: performance.now() }),
-        (e) => ({ code: codeOf(e), at: performance.now() }))));
+    const outcomes = await Promise.all(
+      Array.from({ length: 60 }, () =>
+        tk.fill(fresh(), { signal: AbortSignal.timeout(300) }).then(
+          () => ({ code: 'resolved', at: performance.now() }),
+          (e) => ({ code: codeOf(e), at: performance.now() }),
+        ),
+      ),
+    );
     clearInterval(ticker);
     const aborted = outcomes.filter((o) => o.code === 'ABORTED');
     const lastRejection = Math.max(...aborted.map((o) => o.at)) - started;
-    console.log('60 fills, timeout 300 ms (Node):', { runMs, resolved: 60 - aborted.length, lastRejection, maxTimerLag: lag });
+    console.log('60 fills, timeout 300 ms (Node):', {
+      runMs,
+      resolved: 60 - aborted.length,
+      lastRejection,
+      maxTimerLag: lag,
+    });
     expect(outcomes.every((o) => o.code === 'resolved' || o.code === 'ABORTED')).toBe(true);
     expect(aborted.length).toBeGreaterThan(0);
     expect(lastRejection).toBeLessThan(300 + bound(runMs));
@@ -124,105 +143,127 @@ describe.skipIf(missing !== null)('cancellation in Node (wasm backend, main thre
     await tk.explain(text, 0, fill.masks[0]!.candidates[0]!.token);
     await tk.fill('[MASK][MASK]天', { joint: true });
     const signal = AbortSignal.abort();
-    const codes = await Promise.all([
-      tk.fill(text, { signal }), tk.fillBatch([text], { signal }),
-      tk.explain(text, 0, fill.masks[0]!.candidates[0]!.token, { signal }), tk.fill('[MASK][MASK]天', { joint: true, signal }),
-    ].map((p) => p.then(() => 'resolved', codeOf)));
+    const codes = await Promise.all(
+      [
+        tk.fill(text, { signal }),
+        tk.fillBatch([text], { signal }),
+        tk.explain(text, 0, fill.masks[0]!.candidates[0]!.token, { signal }),
+        tk.fill('[MASK][MASK]天', { joint: true, signal }),
+      ].map((p) => p.then(() => 'resolved', codeOf)),
+    );
     expect(codes).toEqual(['ABORTED', 'ABORTED', 'ABORTED', 'ABORTED']);
     expect((await tk.fill(text)).cached).toBe(true); // the cache still answers without a signal
   });
 });
 
-describe.skipIf(noBrowser !== null)('cancellation and bad arguments in the browser entry (Worker, headless Chromium)', () => {
-  let server: Awaited<ReturnType<typeof startPackageOrigin>>;
-  let context: BrowserContext;
-  let page: Page;
+describe.skipIf(noBrowser !== null)(
+  'cancellation and bad arguments in the browser entry (Worker, headless Chromium)',
+  () => {
+    let server: Awaited<ReturnType<typeof startPackageOrigin>>;
+    let context: BrowserContext;
+    let page: Page;
 
-  beforeAll(async () => {
-    server = await startPackageOrigin({
-      distDir, ortDir: join(repoRoot, 'node_modules', 'onnxruntime-web', 'dist'), models: { default: DEFAULT_MODEL },
+    beforeAll(async () => {
+      server = await startPackageOrigin({
+        distDir,
+        ortDir: join(repoRoot, 'node_modules', 'onnxruntime-web', 'dist'),
+        models: { default: DEFAULT_MODEL },
+      });
+      context = await launchChromium();
+      page = await context.newPage();
+      await page.goto(`${server.origin}/`);
+      // A string, so the test runner's transform does not rewrite the import.
+      await page.evaluate("import('/dist/browser.js').then((api) => { window.__api = api; })");
     });
-    context = await launchChromium();
-    page = await context.newPage();
-    await page.goto(`${server.origin}/`);
-    // A string, so the test runner's transform does not rewrite the import.
-    await page.evaluate("import('/dist/browser.js').then((api) => { window.__api = api; })");
-  });
-  afterAll(async () => {
-    await context?.close();
-    await server?.close();
-  });
-
-  test('explain and joint search aborted after 300 ms: the next fill starts within one run; dispose within one run', async () => {
-    const measured = await page.evaluate(async ({ LONG, JOINT }) => {
-      const { createFillMask } = (window as unknown as { __api: typeof import('../../web/src/browser.js') }).__api;
-      const tk = await createFillMask({ model: '/models/default/', memory: false });
-      let serial = 0;
-      const fresh = () => `${LONG.slice(0, -6)}${serial++}[MASK]`;
-      const now = () => performance.now();
-      const codeOf = (e: unknown) => (e as { code?: string }).code ?? String(e);
-      await tk.fill(fresh());
-      let runMs = 0;
-      for (let i = 0; i < 3; i++) runMs = Math.max(runMs, (await tk.fill(fresh())).timings.inferenceMs);
-
-      /** Starts `request` with a 300 ms timeout and a fill behind it; when did the fill start after the abort? */
-      const abortThenNext = async (request: (signal: AbortSignal) => Promise<unknown>) => {
-        const signal = AbortSignal.timeout(300);
-        let abortedAt = Infinity;
-        signal.addEventListener('abort', () => { abortedAt = now(); });
-        const outcome = request(signal).then(() => 'resolved', codeOf);
-        const next = tk.fill(fresh()).then((r) => ({ at: now(), r }));
-        const code = await outcome;
-        const { at, r } = await next;
-        return { code, abortToNextStart: at - r.timings.inferenceMs - r.timings.decodeMs - abortedAt };
-      };
-      const explain = await abortThenNext((signal) => tk.explain(LONG, 0, '的', { signal }));
-      await tk.fill(JOINT); // cached rows: the joint fill queues its search at once, before the next fill
-      const joint = await abortThenNext((signal) => tk.fill(JOINT, { joint: true, beam: 8, signal }));
-
-      const explaining = tk.explain(LONG, 0, '的').then(() => 'resolved', codeOf);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      const disposeStarted = now();
-      await tk.dispose();
-      const disposeMs = now() - disposeStarted;
-      return { runMs, explain, joint, dispose: { disposeMs, explain: await explaining } };
-    }, { LONG, JOINT });
-    console.log('browser Worker cancellation:', JSON.stringify(measured));
-    expect(measured.explain.code).toBe('ABORTED');
-    expect(measured.joint.code).toBe('ABORTED');
-    expect(measured.explain.abortToNextStart).toBeLessThan(bound(measured.runMs));
-    expect(measured.joint.abortToNextStart).toBeLessThan(bound(measured.runMs));
-    // dispose() is a request behind the explain in the Worker: the explain is not cancelled by the
-    // page, so the Worker's dispose stops it at the next run.
-    expect(measured.dispose.disposeMs).toBeLessThan(bound(measured.runMs));
-  });
-
-  test('bad arguments on the page side are TiankongErrors too (a string for the options, onProgress, signal)', async () => {
-    const codes = await page.evaluate(async () => {
-      const { createFillMask, TiankongError } = (window as unknown as { __api: typeof import('../../web/src/browser.js') }).__api;
-      const code = (promise: Promise<unknown>) => promise.then(() => 'resolved',
-        (e) => (e instanceof TiankongError ? `${e.code}: ${e.message}` : `not a TiankongError: ${e}`));
-      const tk = await createFillMask({ model: '/models/default/', memory: false });
-      const result = {
-        string: await code(createFillMask('/models/default/' as never)),
-        onProgress: await code(createFillMask({ model: '/models/default/', onProgress: 'x' as never })),
-        createSignal: await code(createFillMask({ model: '/models/default/', signal: 'x' as never })),
-        fillSignal: await code(tk.fill('[MASK]', { signal: 'x' as never })),
-        explainSignal: await code(tk.explain('[MASK]', 0, '的', { signal: {} as never })),
-        holes: await code(tk.fillBatch(['春[MASK]', , '秋[MASK]'] as string[])),
-        cachedAborted: await tk.fill('春[MASK]').then(() => code(tk.fill('春[MASK]', { signal: AbortSignal.abort() }))),
-      };
-      await tk.dispose();
-      return result;
+    afterAll(async () => {
+      await context?.close();
+      await server?.close();
     });
-    expect(codes).toEqual({
-      string: expect.stringMatching(/^BAD_OPTION: .*createFillMask\(\{ model: "\/models\/default\/" \}\)/),
-      onProgress: expect.stringMatching(/^BAD_OPTION: .*onProgress/),
-      createSignal: expect.stringMatching(/^BAD_OPTION: .*signal/),
-      fillSignal: expect.stringMatching(/^BAD_OPTION: .*signal/),
-      explainSignal: expect.stringMatching(/^BAD_OPTION: .*signal/),
-      holes: expect.stringMatching(/^BAD_OPTION: .*texts\[1\]/),
-      cachedAborted: expect.stringMatching(/^ABORTED/),
+
+    test('explain and joint search aborted after 300 ms: the next fill starts within one run; dispose within one run', async () => {
+      const measured = await page.evaluate(
+        async ({ LONG, JOINT }) => {
+          const { createFillMask } = (window as unknown as { __api: typeof import('../../web/src/browser.js') }).__api;
+          const tk = await createFillMask({ model: '/models/default/', memory: false });
+          let serial = 0;
+          const fresh = () => `${LONG.slice(0, -6)}${serial++}[MASK]`;
+          const now = () => performance.now();
+          const codeOf = (e: unknown) => (e as { code?: string }).code ?? String(e);
+          await tk.fill(fresh());
+          let runMs = 0;
+          for (let i = 0; i < 3; i++) runMs = Math.max(runMs, (await tk.fill(fresh())).timings.inferenceMs);
+
+          /** Starts `request` with a 300 ms timeout and a fill behind it; when did the fill start after the abort? */
+          const abortThenNext = async (request: (signal: AbortSignal) => Promise<unknown>) => {
+            const signal = AbortSignal.timeout(300);
+            let abortedAt = Infinity;
+            signal.addEventListener('abort', () => {
+              abortedAt = now();
+            });
+            const outcome = request(signal).then(() => 'resolved', codeOf);
+            const next = tk.fill(fresh()).then((r) => ({ at: now(), r }));
+            const code = await outcome;
+            const { at, r } = await next;
+            return { code, abortToNextStart: at - r.timings.inferenceMs - r.timings.decodeMs - abortedAt };
+          };
+          const explain = await abortThenNext((signal) => tk.explain(LONG, 0, '的', { signal }));
+          await tk.fill(JOINT); // cached rows: the joint fill queues its search at once, before the next fill
+          const joint = await abortThenNext((signal) => tk.fill(JOINT, { joint: true, beam: 8, signal }));
+
+          const explaining = tk.explain(LONG, 0, '的').then(() => 'resolved', codeOf);
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          const disposeStarted = now();
+          await tk.dispose();
+          const disposeMs = now() - disposeStarted;
+          return { runMs, explain, joint, dispose: { disposeMs, explain: await explaining } };
+        },
+        { LONG, JOINT },
+      );
+      console.log('browser Worker cancellation:', JSON.stringify(measured));
+      expect(measured.explain.code).toBe('ABORTED');
+      expect(measured.joint.code).toBe('ABORTED');
+      expect(measured.explain.abortToNextStart).toBeLessThan(bound(measured.runMs));
+      expect(measured.joint.abortToNextStart).toBeLessThan(bound(measured.runMs));
+      // dispose() is a request behind the explain in the Worker: the explain is not cancelled by the
+      // page, so the Worker's dispose stops it at the next run.
+      expect(measured.dispose.disposeMs).toBeLessThan(bound(measured.runMs));
     });
-  });
-});
+
+    test('bad arguments on the page side are TiankongErrors too (a string for the options, onProgress, signal)', async () => {
+      const codes = await page.evaluate(async () => {
+        const { createFillMask, TiankongError } = (
+          window as unknown as { __api: typeof import('../../web/src/browser.js') }
+        ).__api;
+        const code = (promise: Promise<unknown>) =>
+          promise.then(
+            () => 'resolved',
+            (e) => (e instanceof TiankongError ? `${e.code}: ${e.message}` : `not a TiankongError: ${e}`),
+          );
+        const tk = await createFillMask({ model: '/models/default/', memory: false });
+        const result = {
+          string: await code(createFillMask('/models/default/' as never)),
+          onProgress: await code(createFillMask({ model: '/models/default/', onProgress: 'x' as never })),
+          createSignal: await code(createFillMask({ model: '/models/default/', signal: 'x' as never })),
+          fillSignal: await code(tk.fill('[MASK]', { signal: 'x' as never })),
+          explainSignal: await code(tk.explain('[MASK]', 0, '的', { signal: {} as never })),
+          // eslint-disable-next-line no-sparse-arrays -- a hole, not undefined, is the case under test
+          holes: await code(tk.fillBatch(['春[MASK]', , '秋[MASK]'] as string[])),
+          cachedAborted: await tk
+            .fill('春[MASK]')
+            .then(() => code(tk.fill('春[MASK]', { signal: AbortSignal.abort() }))),
+        };
+        await tk.dispose();
+        return result;
+      });
+      expect(codes).toEqual({
+        string: expect.stringMatching(/^BAD_OPTION: .*createFillMask\(\{ model: "\/models\/default\/" \}\)/),
+        onProgress: expect.stringMatching(/^BAD_OPTION: .*onProgress/),
+        createSignal: expect.stringMatching(/^BAD_OPTION: .*signal/),
+        fillSignal: expect.stringMatching(/^BAD_OPTION: .*signal/),
+        explainSignal: expect.stringMatching(/^BAD_OPTION: .*signal/),
+        holes: expect.stringMatching(/^BAD_OPTION: .*texts\[1\]/),
+        cachedAborted: expect.stringMatching(/^ABORTED/),
+      });
+    });
+  },
+);

@@ -15,7 +15,13 @@ import { Reference, api, cliPath, missingPrerequisite, repoRoot, testModelDir } 
 const missing = missingPrerequisite();
 if (missing) console.warn(missing);
 
-interface Run { status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; seconds: number }
+interface Run {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  seconds: number;
+}
 
 /** Runs the CLI with `input` on stdin; resolves when it exits (killed after 120 s). */
 function cli(args: string[], input?: string | Buffer): Promise<Run> {
@@ -24,8 +30,12 @@ function cli(args: string[], input?: string | Buffer): Promise<Run> {
     const child = spawn(process.execPath, [cliPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk; });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
     child.on('error', reject);
     child.on('close', (status, signal) => {
@@ -47,7 +57,9 @@ function cliHead(args: string[], input: string): Promise<Run & { first: string }
     let buffered = '';
     let first: string | null = null;
     let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       if (first !== null) return;
       buffered += chunk;
@@ -76,10 +88,24 @@ describe.skipIf(missing !== null)('tiankong CLI', () => {
 
   test('fill --json prints fill() results, one object per input', async () => {
     for (const backend of ['wasm', 'auto']) {
-      const run = await cli(['fill', '--json', '--model', model, '--backend', backend, '--top-k', '3', '春眠不觉晓，处处闻[MASK]鸟。', '[MASK]天[MASK]']);
+      const run = await cli([
+        'fill',
+        '--json',
+        '--model',
+        model,
+        '--backend',
+        backend,
+        '--top-k',
+        '3',
+        '春眠不觉晓，处处闻[MASK]鸟。',
+        '[MASK]天[MASK]',
+      ]);
       expect(run.status, run.stderr).toBe(0);
       expect(run.signal).toBeNull(); // exited by itself, not killed by the timeout
-      const lines = run.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as FillResult);
+      const lines = run.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as FillResult);
       expect(lines).toHaveLength(2);
       expect(lines[1]!.masks).toHaveLength(2);
       for (const result of lines) {
@@ -98,7 +124,10 @@ describe.skipIf(missing !== null)('tiankong CLI', () => {
   test('stdin lines: bad lines → stderr + exit 2 and, with --json, an error object on their own line', async () => {
     const run = await cli(['fill', '--json', '--model', model], '春[MASK]\n没有掩码\n\n秋[MASK]\n');
     expect(run.status).toBe(2);
-    const lines = run.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = run.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     // One output line per input line, in order: the output lines up with the input.
     expect(lines.map((l) => l.text)).toEqual(['春[MASK]', '没有掩码', '', '秋[MASK]']);
     expect(lines.map((l) => l.error?.code ?? 'ok')).toEqual(['ok', 'NO_MASK', 'EMPTY_INPUT', 'ok']);
@@ -108,18 +137,32 @@ describe.skipIf(missing !== null)('tiankong CLI', () => {
   });
 
   test('a UTF-8 BOM at the start of stdin is not part of the first line', async () => {
-    const run = await cli(['fill', '--json', '-m', model, '-k', '1'], Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('春[MASK]\n秋[MASK]\n')]));
+    const run = await cli(
+      ['fill', '--json', '-m', model, '-k', '1'],
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('春[MASK]\n秋[MASK]\n')]),
+    );
     expect(run.status, run.stderr).toBe(0);
-    const lines = run.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as FillResult);
+    const lines = run.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as FillResult);
     expect(lines.map((l) => l.text)).toEqual(['春[MASK]', '秋[MASK]']);
     expect(lines[0]!.masks[0]).toMatchObject({ start: 1, end: 7 });
     const tokens = await cli(['tokenize', '--json', '--vocab', join(model, 'vocab.txt')], '\uFEFF春\n');
-    expect(JSON.parse(tokens.stdout).offsets).toEqual([[0, 0], [0, 1], [0, 0]]);
+    expect(JSON.parse(tokens.stdout).offsets).toEqual([
+      [0, 0],
+      [0, 1],
+      [0, 0],
+    ]);
   });
 
   test('a closed stdout (| head -1) ends fill and tokenize quietly', async () => {
     const lines = Array.from({ length: 3000 }, (_, i) => `春[MASK]${i}`).join('\n');
-    for (const args of [['fill', '--json', '--model', model], ['fill', '--model', model], ['tokenize', '--json', '--model', model]]) {
+    for (const args of [
+      ['fill', '--json', '--model', model],
+      ['fill', '--model', model],
+      ['tokenize', '--json', '--model', model],
+    ]) {
       const run = await cliHead(args, lines);
       expect(run.first, args.join(' ')).toMatch(/春/);
       expect(run.stderr, args.join(' ')).toBe(''); // no EPIPE stack trace
@@ -136,15 +179,30 @@ describe.skipIf(missing !== null)('tiankong CLI', () => {
     const filter = await cli(['fill', '--filter', 'latin', '--model', model], lines);
     expect(filter).toMatchObject({ status: 2, stdout: '' });
     expect(filter.stderr.match(/filter/g)).toHaveLength(1);
-    expect(await cli(['fill', '--threads', '0', '--model', model, '[MASK]'])).toMatchObject({ status: 2, stderr: expect.stringMatching(/threads must be/) });
-    expect(await cli(['fill', '--backend', 'gpu', '--model', model, '[MASK]'])).toMatchObject({ status: 2, stderr: expect.stringMatching(/backend must be .*"gpu"/) });
-    expect(await cli(['fill', '--top-k', '5x', '[MASK]'])).toMatchObject({ status: 2, stderr: expect.stringMatching(/--top-k must be a number, got '5x'/) });
-    expect(await cli(['fill', '--vocab', 'v.txt', '[MASK]'])).toMatchObject({ status: 2, stderr: expect.stringMatching(/--vocab is an option of tiankong tokenize/) });
+    expect(await cli(['fill', '--threads', '0', '--model', model, '[MASK]'])).toMatchObject({
+      status: 2,
+      stderr: expect.stringMatching(/threads must be/),
+    });
+    expect(await cli(['fill', '--backend', 'gpu', '--model', model, '[MASK]'])).toMatchObject({
+      status: 2,
+      stderr: expect.stringMatching(/backend must be .*"gpu"/),
+    });
+    expect(await cli(['fill', '--top-k', '5x', '[MASK]'])).toMatchObject({
+      status: 2,
+      stderr: expect.stringMatching(/--top-k must be a number, got '5x'/),
+    });
+    expect(await cli(['fill', '--vocab', 'v.txt', '[MASK]'])).toMatchObject({
+      status: 2,
+      stderr: expect.stringMatching(/--vocab is an option of tiankong tokenize/),
+    });
   });
 
   test('--version, -k and -m', async () => {
     const version = await cli(['--version']);
-    expect(version).toMatchObject({ status: 0, stdout: `tiankong ${JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version}\n` });
+    expect(version).toMatchObject({
+      status: 0,
+      stdout: `tiankong ${JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).version}\n`,
+    });
     const short = await cli(['fill', '--json', '-k', '2', '-m', model, '[MASK]天']);
     expect(short.status, short.stderr).toBe(0);
     expect(JSON.parse(short.stdout).masks[0].candidates).toHaveLength(2);
@@ -170,7 +228,10 @@ describe.skipIf(missing !== null)('tiankong CLI', () => {
       const table = await cli(['fill', '--joint', '--model', model, '--top-k', '2', text]);
       expect(table.stdout).toMatch(/word #1: \[MASK\] #1–#2 at 2–14 \(joint\)\n {5}1 {2}\S\S\t/);
       expect(table.stdout).toContain(expected.words![0]!.candidates[0]!.sequence);
-      expect(await cli(['fill', '--beam', '2', '--model', model, text])).toMatchObject({ status: 2, stderr: expect.stringMatching(/--beam needs --joint/) });
+      expect(await cli(['fill', '--beam', '2', '--model', model, text])).toMatchObject({
+        status: 2,
+        stderr: expect.stringMatching(/--beam needs --joint/),
+      });
     } finally {
       await tk.dispose();
     }
@@ -200,15 +261,30 @@ describe.skipIf(missing !== null)('tiankong CLI', () => {
   });
 
   test('usage and load errors', async () => {
-    expect(await cli(['fill', '--model', join(model, 'nope'), '[MASK]'])).toMatchObject({ status: 1, stderr: expect.stringMatching(/does not exist/) });
+    expect(await cli(['fill', '--model', join(model, 'nope'), '[MASK]'])).toMatchObject({
+      status: 1,
+      stderr: expect.stringMatching(/does not exist/),
+    });
     // A file where the model directory belongs: said so, with the folder to pass instead.
     const file = await cli(['fill', '--model', join(model, 'model.json'), '[MASK]']);
-    expect(file).toMatchObject({ status: 1, stderr: expect.stringMatching(/model\.json is a file, not a model directory.*pass the folder that holds it/) });
+    expect(file).toMatchObject({
+      status: 1,
+      stderr: expect.stringMatching(/model\.json is a file, not a model directory.*pass the folder that holds it/),
+    });
     expect(file.stderr).not.toMatch(/does not exist/);
-    expect(await cli(['tokenize', '--model', join(model, 'model.json'), 'x'])).toMatchObject({ status: 1, stderr: expect.stringMatching(/is a file, not a model directory/) });
-    expect(await cli(['frobnicate'])).toMatchObject({ status: 2, stderr: expect.stringMatching(/unknown command 'frobnicate'/) });
+    expect(await cli(['tokenize', '--model', join(model, 'model.json'), 'x'])).toMatchObject({
+      status: 1,
+      stderr: expect.stringMatching(/is a file, not a model directory/),
+    });
+    expect(await cli(['frobnicate'])).toMatchObject({
+      status: 2,
+      stderr: expect.stringMatching(/unknown command 'frobnicate'/),
+    });
     expect(await cli(['fill', '--top-k'])).toMatchObject({ status: 2 });
-    expect(await cli(['tokenize', '--vocab', 'a', '--model', 'b', 'x'])).toMatchObject({ status: 2, stderr: expect.stringMatching(/--vocab PATH or --model DIR, not both/) });
+    expect(await cli(['tokenize', '--vocab', 'a', '--model', 'b', 'x'])).toMatchObject({
+      status: 2,
+      stderr: expect.stringMatching(/--vocab PATH or --model DIR, not both/),
+    });
     const help = await cli(['--help']);
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/tiankong fill .*-m DIR/);
@@ -218,7 +294,10 @@ describe.skipIf(missing !== null)('tiankong CLI', () => {
     const texts = ['春眠不觉晓，处处闻[MASK]鸟。', 'Hello, 世界! 123 [mask] ［MASK］', '😀 a\u0301 \u00e9 中文', '  '];
     const run = await cli(['tokenize', '--json', '--vocab', join(model, 'vocab.txt')], texts.join('\n'));
     expect(run.status, run.stderr).toBe(0);
-    const ours = run.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const ours = run.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const ref = await Reference.create(model);
     for (const [i, text] of texts.entries()) {
       const theirs = await ref.encodeFull(text.replace(/\[mask\]|［MASK］/g, '[MASK]'));
@@ -228,7 +307,7 @@ describe.skipIf(missing !== null)('tiankong CLI', () => {
     }
   });
 
-  test('tokenize: the packaged default vocab without --vocab/--model; the model\'s max length; too long is TOO_LONG unless --truncate; [MASK] kept', async () => {
+  test("tokenize: the packaged default vocab without --vocab/--model; the model's max length; too long is TOO_LONG unless --truncate; [MASK] kept", async () => {
     const defaults = await cli(['tokenize', '--json', '床前[MASK]光']);
     expect(defaults.status, defaults.stderr).toBe(0);
     const defaultVocab = readFileSync(join(repoRoot, 'model', 'default', 'vocab.txt'), 'utf8').split('\n');
@@ -240,10 +319,16 @@ describe.skipIf(missing !== null)('tiankong CLI', () => {
     const over = `${'春'.repeat(200)}[MASK]`;
     const run = await cli(['tokenize', '--json', '--model', model], `${fits}\n${over}\n`);
     expect(run.status).toBe(2);
-    const [ok, tooLong] = run.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const [ok, tooLong] = run.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(ok.tokens).toHaveLength(128);
     expect(ok.tokens.at(-2)).toBe('[MASK]');
-    expect(tooLong).toEqual({ text: over, error: { code: 'TOO_LONG', message: expect.stringMatching(/201 tokens long but the limit is 126/) } });
+    expect(tooLong).toEqual({
+      text: over,
+      error: { code: 'TOO_LONG', message: expect.stringMatching(/201 tokens long but the limit is 126/) },
+    });
     expect(run.stderr).toMatch(/line 2: .*TOO_LONG/);
     // The same as fill says about the same text.
     const fill = await cli(['fill', '--json', '--model', model], `${over}\n`);
@@ -252,7 +337,9 @@ describe.skipIf(missing !== null)('tiankong CLI', () => {
     expect(truncated.status, truncated.stderr).toBe(0);
     expect(JSON.parse(truncated.stdout)).toMatchObject({ truncated: 75 });
     expect(JSON.parse(truncated.stdout).tokens).toHaveLength(128);
-    expect((await cli(['tokenize', '--vocab', join(model, 'vocab.txt'), '--max-length', '8', '春'.repeat(7)])).status).toBe(2);
+    expect(
+      (await cli(['tokenize', '--vocab', join(model, 'vocab.txt'), '--max-length', '8', '春'.repeat(7)])).status,
+    ).toBe(2);
   });
 });
 
@@ -265,7 +352,10 @@ describe.skipIf(missing !== null)('tiankong CLI with a vocab saved with a BOM', 
   test('the BOM is not part of [PAD]', async () => {
     work = mkdtempSync(join(tmpdir(), 'tiankong-cli-bom-'));
     const vocab = join(work, 'vocab.txt');
-    writeFileSync(vocab, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), readFileSync(join(testModelDir(), 'vocab.txt'))]));
+    writeFileSync(
+      vocab,
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), readFileSync(join(testModelDir(), 'vocab.txt'))]),
+    );
     const run = await cli(['tokenize', '--json', '--vocab', vocab, '春[MASK]']);
     expect(run.status, run.stderr).toBe(0);
     expect(run.stderr).not.toMatch(/has no \[PAD\]/);

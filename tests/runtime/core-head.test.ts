@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { FillMaskModel } from '../../web/src/index.js';
-// @ts-expect-error -- plain ESM helper (JSDoc-typed)
 import { createSession } from '../../model/tooling/ort-session.mjs';
 import { Reference, api, missingPrerequisite, softmax, testModelDir } from './fixtures.js';
 
@@ -21,7 +20,12 @@ function readHead(path: string): { vocab: number; hidden: number; table: Float64
   const bytes = readFileSync(path);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   expect(bytes.subarray(0, 8).toString('latin1')).toBe('TKOUTPUT');
-  const [dtype, vocab, hidden, stride] = [12, 16, 20, 24].map((o) => view.getUint32(o, true)) as [number, number, number, number];
+  const [dtype, vocab, hidden, stride] = [12, 16, 20, 24].map((o) => view.getUint32(o, true)) as [
+    number,
+    number,
+    number,
+    number,
+  ];
   const table = new Float64Array(vocab * hidden);
   const bias = new Float64Array(vocab);
   let at = 32;
@@ -64,7 +68,9 @@ describe.skipIf(missing !== null)('the core graph kind (output layer in the C++ 
   /** Reference probabilities at the masks of `ids` (one sequence). */
   async function referenceRows(ids: number[], masks: number[]): Promise<Float64Array[]> {
     const embeds = new Float32Array(ids.length * head.hidden);
-    ids.forEach((id, i) => { for (let k = 0; k < head.hidden; k++) embeds[i * head.hidden + k] = head.table[id * head.hidden + k]!; });
+    ids.forEach((id, i) => {
+      for (let k = 0; k < head.hidden; k++) embeds[i * head.hidden + k] = head.table[id * head.hidden + k]!;
+    });
     const T = ort.ort.Tensor;
     const { hidden } = await ort.session.run({
       inputs_embeds: new T('float32', embeds, [1, ids.length, head.hidden]),
@@ -75,7 +81,8 @@ describe.skipIf(missing !== null)('the core graph kind (output layer in the C++ 
       const logits = new Float64Array(head.vocab);
       for (let v = 0; v < head.vocab; v++) {
         let sum = head.bias[v]!;
-        for (let k = 0; k < head.hidden; k++) sum += head.table[v * head.hidden + k]! * hidden.data[r * head.hidden + k];
+        for (let k = 0; k < head.hidden; k++)
+          sum += head.table[v * head.hidden + k]! * hidden.data[r * head.hidden + k];
         logits[v] = sum;
       }
       return softmax(logits);
@@ -91,7 +98,9 @@ describe.skipIf(missing !== null)('the core graph kind (output layer in the C++ 
       result.masks.forEach((mask, m) => {
         const expected = ref.topK(rows[m]!, 8);
         expect(mask.candidates.map((c) => c.token)).toEqual(expected.map((e) => e.token));
-        mask.candidates.forEach((c, k) => expect(Math.abs(c.score - expected[k]!.p)).toBeLessThanOrEqual(1e-3 * expected[k]!.p + 1e-7));
+        mask.candidates.forEach((c, k) =>
+          expect(Math.abs(c.score - expected[k]!.p)).toBeLessThanOrEqual(1e-3 * expected[k]!.p + 1e-7),
+        );
       });
     }
     expect(tk.stats().model.name).toBe('tiny-random');
@@ -117,14 +126,19 @@ describe.skipIf(missing !== null)('the core graph kind (output layer in the C++ 
       expect(plan.length).toBe(2); // the masks are too far apart for one window
       for (const w of plan) {
         const windowIds = [ids[0]!, ...ids.slice(w.start, w.end), ids[ids.length - 1]!];
-        const rows = await referenceRows(windowIds, w.masks.map((m: number) => masks[m]! - w.start + 1));
+        const rows = await referenceRows(
+          windowIds,
+          w.masks.map((m: number) => masks[m]! - w.start + 1),
+        );
         w.masks.forEach((m: number, r: number) => {
           expect(result.masks[m]!.candidates.map((c) => c.token)).toEqual(ref.topK(rows[r]!, 5).map((e) => e.token));
         });
       }
       // Short inputs are not windowed: the same as the plain model.
       const short = '春眠不觉晓，处处闻[MASK]鸟。';
-      expect((await windowed.fill(short, { memory: false })).masks).toEqual((await tk.fill(short, { memory: false })).masks);
+      expect((await windowed.fill(short, { memory: false })).masks).toEqual(
+        (await tk.fill(short, { memory: false })).masks,
+      );
     } finally {
       await windowed.dispose();
     }
@@ -138,13 +152,22 @@ describe.skipIf(missing !== null)('the core graph kind (output layer in the C++ 
     const bytes = readFileSync(join(broken, 'head.bin'));
     bytes[bytes.length - 3]! ^= 1;
     writeFileSync(join(broken, 'head.bin'), bytes);
-    await expect(createFillMask({ model: broken })).rejects.toMatchObject({ code: 'INTEGRITY', message: expect.stringMatching(/head\.bin/) });
+    await expect(createFillMask({ model: broken })).rejects.toMatchObject({
+      code: 'INTEGRITY',
+      message: expect.stringMatching(/head\.bin/),
+    });
     const manifest = JSON.parse(readFileSync(join(broken, 'model.json'), 'utf8'));
     manifest.files['head.bin'] = { sha256: createHash('sha256').update(bytes).digest('hex'), bytes: bytes.length };
     writeFileSync(join(broken, 'model.json'), JSON.stringify(manifest));
-    await expect(createFillMask({ model: broken })).rejects.toMatchObject({ code: 'BAD_MODEL', message: expect.stringMatching(/head\.bin: checksum mismatch/) });
+    await expect(createFillMask({ model: broken })).rejects.toMatchObject({
+      code: 'BAD_MODEL',
+      message: expect.stringMatching(/head\.bin: checksum mismatch/),
+    });
     manifest.head.file = '../core/head.bin';
     writeFileSync(join(broken, 'model.json'), JSON.stringify(manifest));
-    await expect(createFillMask({ model: broken })).rejects.toMatchObject({ code: 'BAD_MODEL', message: expect.stringMatching(/not a file name inside/) });
+    await expect(createFillMask({ model: broken })).rejects.toMatchObject({
+      code: 'BAD_MODEL',
+      message: expect.stringMatching(/not a file name inside/),
+    });
   });
 });

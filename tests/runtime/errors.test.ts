@@ -15,7 +15,10 @@ if (missing) console.warn(missing);
 
 async function expectCode(promise: Promise<unknown>, code: TiankongErrorCode, message?: RegExp) {
   const { TiankongError } = await api();
-  const error = await promise.then(() => null, (e: unknown) => e);
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error, `expected a rejection with ${code}`).toBeInstanceOf(TiankongError);
   expect((error as InstanceType<typeof TiankongError>).code, (error as Error).message).toBe(code);
   if (message) expect((error as Error).message).toMatch(message);
@@ -89,7 +92,11 @@ describe.skipIf(missing !== null)('TiankongError codes', () => {
 
   test('BAD_MODEL: missing directory, missing file, full-logits export, vocab mismatch, broken onnx', async () => {
     await expectCode(createFillMask({ model: join(work, 'nope') }), 'BAD_MODEL', /does not exist/);
-    await expectCode(createFillMask({ model: await variant('no-vocab', (d) => rmSync(join(d, 'vocab.txt')), true) }), 'BAD_MODEL', /vocab\.txt/);
+    await expectCode(
+      createFillMask({ model: await variant('no-vocab', (d) => rmSync(join(d, 'vocab.txt')), true) }),
+      'BAD_MODEL',
+      /vocab\.txt/,
+    );
     const fullLogits = join(modelDir, '..', 'full-logits');
     await expectCode(createFillMask({ model: fullLogits }), 'BAD_MODEL', /mask-only/);
     const shortVocab = await variant('short-vocab', (d) => {
@@ -98,29 +105,49 @@ describe.skipIf(missing !== null)('TiankongError codes', () => {
     });
     await expectCode(createFillMask({ model: shortVocab }), 'BAD_MODEL', /1000 tokens.*1626/);
     const brokenOnnx = await variant('broken-onnx', (d) => writeFileSync(join(d, 'model.onnx'), 'not a protobuf'));
-    await expectCode(createFillMask({ model: brokenOnnx, backend: 'wasm' }), 'BAD_MODEL', /model\.onnx cannot be loaded/);
-    const badManifest = await variant('bad-manifest', (d) => writeFileSync(join(d, 'model.json'), '{"format":"other"}'), true);
+    await expectCode(
+      createFillMask({ model: brokenOnnx, backend: 'wasm' }),
+      'BAD_MODEL',
+      /model\.onnx cannot be loaded/,
+    );
+    const badManifest = await variant(
+      'bad-manifest',
+      (d) => writeFileSync(join(d, 'model.json'), '{"format":"other"}'),
+      true,
+    );
     await expectCode(createFillMask({ model: badManifest }), 'BAD_MODEL', /tiankong-model\/1/);
   });
 
   test('INTEGRITY: a tampered file (directory and bytes)', async () => {
-    const tampered = await variant('tampered', (d) => {
-      const bytes = readFileSync(join(d, 'model.onnx'));
-      bytes[bytes.length - 1] ^= 1;
-      writeFileSync(join(d, 'model.onnx'), bytes);
-    }, true);
+    const tampered = await variant(
+      'tampered',
+      (d) => {
+        const bytes = readFileSync(join(d, 'model.onnx'));
+        bytes[bytes.length - 1] ^= 1;
+        writeFileSync(join(d, 'model.onnx'), bytes);
+      },
+      true,
+    );
     await expectCode(createFillMask({ model: tampered }), 'INTEGRITY', /sha256/);
     const manifest = JSON.parse(readFileSync(join(modelDir, 'model.json'), 'utf8'));
     const vocabBytes = readFileSync(join(modelDir, 'vocab.txt'));
-    await expectCode(createFillMask({ model: { manifest, vocabBytes, modelBytes: new Uint8Array(10) } }), 'INTEGRITY', /10 bytes/);
-    const fromBytes = await createFillMask({ model: { manifest, vocabBytes, modelBytes: readFileSync(join(modelDir, 'model.onnx')) } });
+    await expectCode(
+      createFillMask({ model: { manifest, vocabBytes, modelBytes: new Uint8Array(10) } }),
+      'INTEGRITY',
+      /10 bytes/,
+    );
+    const fromBytes = await createFillMask({
+      model: { manifest, vocabBytes, modelBytes: readFileSync(join(modelDir, 'model.onnx')) },
+    });
     expect((await fromBytes.fill('[MASK]')).masks).toHaveLength(1);
     await fromBytes.dispose();
   });
 
   test('DISPOSED: requests not yet running when dispose() is called, and every later one', async () => {
     const own = await createFillMask({ model: modelDir, backend: 'wasm' });
-    const pending = [own.fill('春[MASK]'), own.fill('秋[MASK]')].map((p) => expectCode(p, 'DISPOSED', /createFillMask/));
+    const pending = [own.fill('春[MASK]'), own.fill('秋[MASK]')].map((p) =>
+      expectCode(p, 'DISPOSED', /createFillMask/),
+    );
     await own.dispose();
     await Promise.all(pending);
     await expectCode(own.fill('[MASK]'), 'DISPOSED');
@@ -141,38 +168,86 @@ describe.skipIf(missing !== null)('TiankongError codes', () => {
 
   test('every rejection of a bad argument is a TiankongError (BAD_OPTION) saying what was given', async () => {
     // A string where the options object belongs is not silently ignored (it used to load the default model).
-    await expectCode(createFillMask(modelDir as never), 'BAD_OPTION', /takes an options object, got ".*" \(a string\).*createFillMask\(\{ model: /);
+    await expectCode(
+      createFillMask(modelDir as never),
+      'BAD_OPTION',
+      /takes an options object, got ".*" \(a string\).*createFillMask\(\{ model: /,
+    );
     await expectCode(createFillMask(new URL('file:///x/') as never), 'BAD_OPTION', /options object/);
     await expectCode(createFillMask(null as never), 'BAD_OPTION', /options must be an object, got null/);
     await expectCode(createFillMask({ model: 5 as never }), 'BAD_OPTION', /model must be .* got 5/);
     await expectCode(createFillMask({ model: '' }), 'BAD_OPTION', /empty string/);
-    await expectCode(createFillMask({ model: modelDir, cache: { maxEntries: 2 ** 32 } }), 'BAD_OPTION', /cache\.maxEntries .* got 4294967296/);
+    await expectCode(
+      createFillMask({ model: modelDir, cache: { maxEntries: 2 ** 32 } }),
+      'BAD_OPTION',
+      /cache\.maxEntries .* got 4294967296/,
+    );
     await expectCode(createFillMask({ model: modelDir, cache: 'x' as never }), 'BAD_OPTION', /cache must be an object/);
-    await expectCode(createFillMask({ model: modelDir, cache: { entries: 5 } as never }), 'BAD_OPTION', /cache takes maxEntries and maxBytes, got "entries"/);
-    await expectCode(createFillMask({ model: modelDir, onProgress: 'x' as never }), 'BAD_OPTION', /onProgress must be a function, got "x"/);
-    await expectCode(createFillMask({ model: modelDir, signal: 'x' as never }), 'BAD_OPTION', /signal must be an AbortSignal/);
+    await expectCode(
+      createFillMask({ model: modelDir, cache: { entries: 5 } as never }),
+      'BAD_OPTION',
+      /cache takes maxEntries and maxBytes, got "entries"/,
+    );
+    await expectCode(
+      createFillMask({ model: modelDir, onProgress: 'x' as never }),
+      'BAD_OPTION',
+      /onProgress must be a function, got "x"/,
+    );
+    await expectCode(
+      createFillMask({ model: modelDir, signal: 'x' as never }),
+      'BAD_OPTION',
+      /signal must be an AbortSignal/,
+    );
     await expectCode(createFillMask({ model: modelDir, threads: 1.5 }), 'BAD_OPTION', /threads .* got 1\.5/);
-    await expectCode(createFillMask({ model: modelDir, backend: 'gpu' as never }), 'BAD_OPTION', /backend .* got "gpu" \(a string\)/);
+    await expectCode(
+      createFillMask({ model: modelDir, backend: 'gpu' as never }),
+      'BAD_OPTION',
+      /backend .* got "gpu" \(a string\)/,
+    );
     await expectCode(tk.fill('[MASK]', { signal: 'x' as never }), 'BAD_OPTION', /signal must be an AbortSignal/);
-    await expectCode(tk.fill('[MASK]', { signal: {} as never }), 'BAD_OPTION', /signal must be an AbortSignal .*, got an object/);
+    await expectCode(
+      tk.fill('[MASK]', { signal: {} as never }),
+      'BAD_OPTION',
+      /signal must be an AbortSignal .*, got an object/,
+    );
     await expectCode(tk.explain('[MASK]', 0, '春', { signal: 5 as never }), 'BAD_OPTION', /signal/);
     await expectCode(tk.fillBatch(['[MASK]'], { signal: 'x' as never }), 'BAD_OPTION', /signal/);
     // The value as given, not as a template literal prints it ("got 5" for the string '5').
     await expectCode(tk.fill('[MASK]', { topK: '5' as never }), 'BAD_OPTION', /topK .* got "5" \(a string\)/);
-    await expectCode(tk.fill('[MASK]', { threshold: '0.5' as never }), 'BAD_OPTION', /threshold .* got "0\.5" \(a string\)/);
-    await expectCode(tk.fill('[MASK]', { memory: 'no' as never }), 'BAD_OPTION', /memory must be true or false, got "no"/);
+    await expectCode(
+      tk.fill('[MASK]', { threshold: '0.5' as never }),
+      'BAD_OPTION',
+      /threshold .* got "0\.5" \(a string\)/,
+    );
+    await expectCode(
+      tk.fill('[MASK]', { memory: 'no' as never }),
+      'BAD_OPTION',
+      /memory must be true or false, got "no"/,
+    );
     await expectCode(tk.fill('[MASK]', [] as never), 'BAD_OPTION', /options must be an object, got an array/);
     await expectCode(tk.fillBatch('春[MASK]' as never), 'BAD_OPTION', /array of strings, got "春\[MASK\]"/);
   });
 
   test('fillBatch: holes and non-strings carry their index; bad options have none; nothing runs', async () => {
     const runs = tk.stats().runs;
-    // eslint-disable-next-line no-sparse-arrays
-    const hole = await expectCode(tk.fillBatch(['春[MASK]', , '秋[MASK]'] as string[]), 'BAD_OPTION', /texts\[1\]: text must be a string, got undefined/);
+    const hole = await expectCode(
+      // eslint-disable-next-line no-sparse-arrays -- a hole, not undefined, is the case under test
+      tk.fillBatch(['春[MASK]', , '秋[MASK]'] as string[]),
+      'BAD_OPTION',
+      /texts\[1\]: text must be a string, got undefined/,
+    );
     expect(hole.index).toBe(1);
-    const number = await expectCode(tk.fillBatch(['春[MASK]', '秋[MASK]', 7 as never]), 'BAD_OPTION', /texts\[2\]: .*got 7/);
+    const number = await expectCode(
+      tk.fillBatch(['春[MASK]', '秋[MASK]', 7 as never]),
+      'BAD_OPTION',
+      /texts\[2\]: .*got 7/,
+    );
     expect(number.index).toBe(2);
-    const option = await expectCode(tk.fillBatch(['春[MASK]', 7 as never], { topK: 0 }), 'BAD_OPTION', /^tiankong: topK/);
+    const option = await expectCode(
+      tk.fillBatch(['春[MASK]', 7 as never], { topK: 0 }),
+      'BAD_OPTION',
+      /^tiankong: topK/,
+    );
     expect(option.index).toBeUndefined();
     expect(tk.stats().runs).toBe(runs);
   });
@@ -191,41 +266,79 @@ describe.skipIf(missing !== null)('TiankongError codes', () => {
   });
 
   test('model.json: files entries (bytes, sha256) and max_length are checked at load with specific messages', async () => {
-    const edit = (name: string, change: (manifest: any) => void) => variant(name, (d) => {
-      const manifest = JSON.parse(readFileSync(join(d, 'model.json'), 'utf8'));
-      change(manifest);
-      writeFileSync(join(d, 'model.json'), JSON.stringify(manifest));
-    }, true);
+    const edit = (name: string, change: (manifest: any) => void) =>
+      variant(
+        name,
+        (d) => {
+          const manifest = JSON.parse(readFileSync(join(d, 'model.json'), 'utf8'));
+          change(manifest);
+          writeFileSync(join(d, 'model.json'), JSON.stringify(manifest));
+        },
+        true,
+      );
     for (const bytes of [-1, 0, 2 ** 40, 1.5, '278378']) {
-      const dir = await edit(`bytes-${bytes}`, (m) => { m.files['model.onnx'].bytes = bytes; });
-      await expectCode(createFillMask({ model: dir }), 'BAD_MODEL', /files\["model\.onnx"\]\.bytes must be the file's size, an integer from 1 to 2147483647, got/);
+      const dir = await edit(`bytes-${bytes}`, (m) => {
+        m.files['model.onnx'].bytes = bytes;
+      });
+      await expectCode(
+        createFillMask({ model: dir }),
+        'BAD_MODEL',
+        /files\["model\.onnx"\]\.bytes must be the file's size, an integer from 1 to 2147483647, got/,
+      );
       const manifest = JSON.parse(readFileSync(join(dir, 'model.json'), 'utf8'));
-      await expectCode(createFillMask({ model: { manifest, modelBytes: new Uint8Array(4), vocabBytes: new Uint8Array(4) } }), 'BAD_MODEL', /bytes must be/);
+      await expectCode(
+        createFillMask({ model: { manifest, modelBytes: new Uint8Array(4), vocabBytes: new Uint8Array(4) } }),
+        'BAD_MODEL',
+        /bytes must be/,
+      );
     }
-    const short = await edit('short-sha', (m) => { m.files['vocab.txt'].sha256 = 'abc'; });
-    await expectCode(createFillMask({ model: short }), 'BAD_MODEL', /files\["vocab\.txt"\]\.sha256 must be the file's SHA-256 as 64 hex digits, got "abc"/);
-    const absent = await edit('no-entry', (m) => { delete m.files['vocab.txt']; });
+    const short = await edit('short-sha', (m) => {
+      m.files['vocab.txt'].sha256 = 'abc';
+    });
+    await expectCode(
+      createFillMask({ model: short }),
+      'BAD_MODEL',
+      /files\["vocab\.txt"\]\.sha256 must be the file's SHA-256 as 64 hex digits, got "abc"/,
+    );
+    const absent = await edit('no-entry', (m) => {
+      delete m.files['vocab.txt'];
+    });
     await expectCode(createFillMask({ model: absent }), 'BAD_MODEL', /files\["vocab\.txt"\] is missing/);
     // Upper-case hex is the same digest: accepted.
-    const upper = await edit('upper-sha', (m) => { m.files['model.onnx'].sha256 = m.files['model.onnx'].sha256.toUpperCase(); });
+    const upper = await edit('upper-sha', (m) => {
+      m.files['model.onnx'].sha256 = m.files['model.onnx'].sha256.toUpperCase();
+    });
     const loaded = await createFillMask({ model: upper, backend: 'wasm' });
     expect((await loaded.fill('[MASK]天')).masks).toHaveLength(1);
     await loaded.dispose();
     // The tiny graph's position table has 128 rows: a longer max_length is refused at load, before
     // ONNX Runtime sees a too-long input (it used to load and fail at the first long text).
-    const long = await edit('long-max-length', (m) => { m.max_length = 512; });
-    await expectCode(createFillMask({ model: long, backend: 'wasm' }), 'BAD_MODEL', /max_length 512 is longer than model\.onnx can read \(its position table has 128 positions\)/);
+    const long = await edit('long-max-length', (m) => {
+      m.max_length = 512;
+    });
+    await expectCode(
+      createFillMask({ model: long, backend: 'wasm' }),
+      'BAD_MODEL',
+      /max_length 512 is longer than model\.onnx can read \(its position table has 128 positions\)/,
+    );
     await expectCode(createFillMask({ model: long, backend: 'auto' }), 'BAD_MODEL', /max_length 512/);
-    const huge = await edit('huge-max-length', (m) => { m.max_length = 2 ** 40; });
+    const huge = await edit('huge-max-length', (m) => {
+      m.max_length = 2 ** 40;
+    });
     await expectCode(createFillMask({ model: huge }), 'BAD_MODEL', /max_length must be an integer from 3 to/);
   });
 
   test('a vocab.txt saved with a UTF-8 BOM loads (the BOM is not part of [PAD])', async () => {
     const dir = await variant('vocab-bom', (d) => {
-      writeFileSync(join(d, 'vocab.txt'), Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), readFileSync(join(d, 'vocab.txt'))]));
+      writeFileSync(
+        join(d, 'vocab.txt'),
+        Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), readFileSync(join(d, 'vocab.txt'))]),
+      );
     });
     const bom = await createFillMask({ model: dir, backend: 'wasm' });
-    expect((await bom.fill('春眠不觉晓，处处闻[MASK]鸟。', { topK: 3 })).masks).toEqual((await tk.fill('春眠不觉晓，处处闻[MASK]鸟。', { topK: 3 })).masks);
+    expect((await bom.fill('春眠不觉晓，处处闻[MASK]鸟。', { topK: 3 })).masks).toEqual(
+      (await tk.fill('春眠不觉晓，处处闻[MASK]鸟。', { topK: 3 })).masks,
+    );
     await bom.dispose();
   });
 
@@ -238,11 +351,16 @@ describe.skipIf(missing !== null)('TiankongError codes', () => {
     let origin: string;
     let tampered: string;
     beforeAll(async () => {
-      tampered = await variant('http-tampered', (d) => writeFileSync(join(d, 'model.onnx'), Buffer.alloc(readFileSync(join(d, 'model.onnx')).length)), true);
+      tampered = await variant(
+        'http-tampered',
+        (d) => writeFileSync(join(d, 'model.onnx'), Buffer.alloc(readFileSync(join(d, 'model.onnx')).length)),
+        true,
+      );
       server = createServer((request, response) => {
         const path = new URL(request.url!, 'http://x').pathname;
         const [, area, file] = path.split('/');
-        if (area === 'spa') return void response.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>app</title>');
+        if (area === 'spa')
+          return void response.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>app</title>');
         const dir = area === 'model' ? modelDir : area === 'tampered' ? tampered : null;
         let body: Buffer;
         try {
@@ -262,10 +380,16 @@ describe.skipIf(missing !== null)('TiankongError codes', () => {
 
     test('downloads with progress and fills', async () => {
       const events: LoadProgress[] = [];
-      const remote = await createFillMask({ model: `${origin}/model/`, backend: 'wasm', onProgress: (p) => events.push(p) });
+      const remote = await createFillMask({
+        model: `${origin}/model/`,
+        backend: 'wasm',
+        onProgress: (p) => events.push(p),
+      });
       const onnx = events.filter((e) => e.file === 'model.onnx');
       expect(onnx.length).toBeGreaterThan(1);
-      expect(onnx.every((e) => e.source === 'network' && e.total === readFileSync(join(modelDir, 'model.onnx')).length)).toBe(true);
+      expect(
+        onnx.every((e) => e.source === 'network' && e.total === readFileSync(join(modelDir, 'model.onnx')).length),
+      ).toBe(true);
       expect(onnx.at(-1)!.loaded).toBe(onnx.at(-1)!.total);
       expect(onnx.map((e) => e.loaded)).toEqual([...onnx.map((e) => e.loaded)].sort((a, b) => a - b));
       expect((await remote.fill('[MASK]天')).masks[0]!.candidates).toHaveLength(5);
@@ -274,7 +398,11 @@ describe.skipIf(missing !== null)('TiankongError codes', () => {
     });
 
     test('NETWORK (404, connection refused), BAD_MODEL (HTML fallback), INTEGRITY', async () => {
-      await expectCode(createFillMask({ model: `${origin}/missing/` }), 'NETWORK', /404.*directory that holds model\.json/);
+      await expectCode(
+        createFillMask({ model: `${origin}/missing/` }),
+        'NETWORK',
+        /404.*directory that holds model\.json/,
+      );
       await expectCode(createFillMask({ model: 'http://127.0.0.1:9/model/' }), 'NETWORK', /could not download/);
       await expectCode(createFillMask({ model: `${origin}/spa/` }), 'BAD_MODEL', /HTML page/);
       await expectCode(createFillMask({ model: `${origin}/tampered/` }), 'INTEGRITY', /sha256/);

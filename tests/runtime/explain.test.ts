@@ -22,7 +22,11 @@ async function referenceExplain(ref: Reference, text: string, maskIndex: number,
   const logProb = await logProbOf(ids);
   const scores: (number | null)[] = [];
   for (let i = 1; i < ids.length - 1; i++) {
-    scores.push(ids[i] === ref.maskTokenId ? null : logProb - await logProbOf(ids.map((id, j) => (j === i ? ref.maskTokenId : id))));
+    scores.push(
+      ids[i] === ref.maskTokenId
+        ? null
+        : logProb - (await logProbOf(ids.map((id, j) => (j === i ? ref.maskTokenId : id)))),
+    );
   }
   return { tokens: tokens.slice(1, -1), offsets: offsets.slice(1, -1), logProb, scores };
 }
@@ -38,9 +42,14 @@ async function expectMatchesReference(ours: ExplainResult, ref: Reference, toler
     else expect(Math.abs(t.score! - expected.scores[i]!), `token ${i} ${t.token}`).toBeLessThanOrEqual(tolerance);
   });
   // top: the 3 highest positive reference scores (compared as a set of scores, robust to exact ties).
-  const positive = expected.scores.filter((s): s is number => s !== null && s > 0).sort((a, b) => b - a).slice(0, 3);
+  const positive = expected.scores
+    .filter((s): s is number => s !== null && s > 0)
+    .sort((a, b) => b - a)
+    .slice(0, 3);
   expect(ours.top.length).toBe(positive.length);
-  ours.top.forEach((index, rank) => expect(Math.abs(expected.scores[index]! - positive[rank]!)).toBeLessThanOrEqual(2 * tolerance));
+  ours.top.forEach((index, rank) =>
+    expect(Math.abs(expected.scores[index]! - positive[rank]!)).toBeLessThanOrEqual(2 * tolerance),
+  );
 }
 
 describe.skipIf(missing !== null)('explain with the tiny model', () => {
@@ -54,14 +63,20 @@ describe.skipIf(missing !== null)('explain with the tiny model', () => {
   beforeAll(async () => {
     setup = await openTinyModel();
     ({ ref, refWeb, native, wasm } = setup);
-    uncached = await (await api()).createFillMask({ model: setup.dir, backend: 'auto', threads: 1, cache: { maxEntries: 0, maxBytes: 0 } });
+    uncached = await (
+      await api()
+    ).createFillMask({ model: setup.dir, backend: 'auto', threads: 1, cache: { maxEntries: 0, maxBytes: 0 } });
   });
   afterAll(async () => {
     await Promise.all([setup?.dispose(), uncached?.dispose()]);
   });
 
   test('native: every score is the drop computed independently (same runtime: equal to 1e-9)', async () => {
-    const cases: [string, number][] = [['春眠不觉晓，处处闻啼[MASK]。', 0], ['掩耳[MASK][MASK]，自欺欺人', 1], ['[MASK]天', 0]];
+    const cases: [string, number][] = [
+      ['春眠不觉晓，处处闻啼[MASK]。', 0],
+      ['掩耳[MASK][MASK]，自欺欺人', 1],
+      ['[MASK]天', 0],
+    ];
     for (const [text, maskIndex] of cases) {
       const token = (await native.fill(text, { topK: 1 })).masks[maskIndex]!.candidates[0]!.token;
       await expectMatchesReference(await native.explain(text, maskIndex, token), ref, 1e-9);
@@ -96,20 +111,35 @@ describe.skipIf(missing !== null)('explain with the tiny model', () => {
     expect(again.cached).toBe(true);
     expect(native.stats().runs).toBe(runs);
     expect(again.tokens.map((t) => t.score)).toEqual(first.tokens.map((t) => t.score));
-    expect(again.tokens.map((t) => [t.start, t.end])).toEqual([[1, 2], [2, 3], [4, 10], [11, 12]]);
+    expect(again.tokens.map((t) => [t.start, t.end])).toEqual([
+      [1, 2],
+      [2, 3],
+      [4, 10],
+      [11, 12],
+    ]);
     expect((await native.explain(text, 0, '月')).cached).toBe(false);
     // The fill cache and the explain cache do not answer for each other.
     expect((await native.fill(text)).cached).toBe(false);
   });
 
   test('errors name the problem', async () => {
-    const code = (p: Promise<unknown>) => p.then(() => 'resolved', (e) => `${e.code}: ${e.message}`);
-    expect(await code(native.explain('春[MASK]', 1, '天'))).toMatch(/^BAD_OPTION: .*maskIndex must be an integer from 0 to 0 \(the text has 1 \[MASK\]\), got 1/);
+    const code = (p: Promise<unknown>) =>
+      p.then(
+        () => 'resolved',
+        (e) => `${e.code}: ${e.message}`,
+      );
+    expect(await code(native.explain('春[MASK]', 1, '天'))).toMatch(
+      /^BAD_OPTION: .*maskIndex must be an integer from 0 to 0 \(the text has 1 \[MASK\]\), got 1/,
+    );
     expect(await code(native.explain('春[MASK]', 0.5, '天'))).toMatch(/^BAD_OPTION: .*maskIndex/);
-    expect(await code(native.explain('春[MASK]', 0, '不存在的词'))).toMatch(/^BAD_OPTION: .*"不存在的词" is not in the model's vocabulary/);
+    expect(await code(native.explain('春[MASK]', 0, '不存在的词'))).toMatch(
+      /^BAD_OPTION: .*"不存在的词" is not in the model's vocabulary/,
+    );
     expect(await code(native.explain('春天', 0, '天'))).toMatch(/^NO_MASK/);
     expect(await code(native.explain('', 0, '天'))).toMatch(/^EMPTY_INPUT/);
-    expect(await code(native.explain('春[MASK]', 0, '天', null as never))).toMatch(/^BAD_OPTION: .*options must be an object/);
+    expect(await code(native.explain('春[MASK]', 0, '天', null as never))).toMatch(
+      /^BAD_OPTION: .*options must be an object/,
+    );
     const controller = new AbortController();
     controller.abort('superseded');
     expect(await code(native.explain('春[MASK]天', 0, '天', { signal: controller.signal }))).toMatch(/^ABORTED/);

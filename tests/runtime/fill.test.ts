@@ -15,8 +15,14 @@ const TEXTS = ['春眠不觉晓，处处闻[MASK]鸟。', '床前明月[MASK]', 
  * reference probability of its token, no eligible token left out beats the weakest one shown,
  * and `other` is the rest of the mass. Ranks may swap only between near-equal probabilities.
  */
-function expectTopK(ours: FillMask, row: Float64Array, ref: Reference, count: number, tolerance: number,
-  keep: (id: number) => boolean = () => true) {
+function expectTopK(
+  ours: FillMask,
+  row: Float64Array,
+  ref: Reference,
+  count: number,
+  tolerance: number,
+  keep: (id: number) => boolean = () => true,
+) {
   const expected = ref.topK(row, count, keep);
   expect(ours.candidates.length).toBe(expected.length);
   const ids = new Map(Array.from(row.keys(), (id) => [ref.token(id), id]));
@@ -85,7 +91,8 @@ describe.skipIf(missing !== null)('fill with the tiny model', () => {
     expect(result.other).toEqual(result.masks.map((m) => m.other));
     for (const mask of result.masks) {
       expect(mask.candidates).toHaveLength(3);
-      for (const c of mask.candidates) expect(c.sequence).toBe(text.slice(0, mask.start) + c.token + text.slice(mask.end));
+      for (const c of mask.candidates)
+        expect(c.sequence).toBe(text.slice(0, mask.start) + c.token + text.slice(mask.end));
     }
     const rows = await refWeb.probabilities(text.replace('［MASK］', '[MASK]').replace('[mask]', '[MASK]'));
     result.masks.forEach((mask, i) => expectTopK(mask, rows[i]!, refWeb, 3, 1e-5));
@@ -117,7 +124,8 @@ describe.skipIf(missing !== null)('fill with the tiny model', () => {
     const texts = ['[MASK]天', '秋[MASK]', '中[MASK]人'];
     const batch = await native.fillBatch(texts, { topK: 3 });
     expect(batch.map((r) => r.text)).toEqual(texts);
-    for (const [i, text] of texts.entries()) expect(batch[i]!.masks).toEqual((await native.fill(text, { topK: 3 })).masks);
+    for (const [i, text] of texts.entries())
+      expect(batch[i]!.masks).toEqual((await native.fill(text, { topK: 3 })).masks);
   });
 
   test('threshold hides low candidates and counts them in other', async () => {

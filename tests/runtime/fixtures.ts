@@ -20,7 +20,8 @@ const BUILD_FILES = ['index.js', 'browser.js', 'worker.js', 'core/load-core.js',
 /** Why the runtime suites cannot run here, or null. */
 export function missingPrerequisite(): string | null {
   const absent = BUILD_FILES.filter((f) => !existsSync(join(distDir, f)));
-  if (absent.length) return `runtime build missing (dist/${absent.join(', dist/')}): run scripts/build (or scripts/build-wasm && scripts/build-js)`;
+  if (absent.length)
+    return `runtime build missing (dist/${absent.join(', dist/')}): run scripts/build (or scripts/build-wasm && scripts/build-js)`;
   if (!existsSync(PYTHON)) return `${PYTHON} (torch + onnx) not found: cannot generate the test model`;
   return null;
 }
@@ -37,14 +38,24 @@ export async function api(): Promise<typeof import('../../web/src/index.js')> {
  */
 export function testModelDir(): string {
   const hash = createHash('sha256');
-  const sources = [join(repoRoot, 'scripts', 'make-test-model'), join(repoRoot, 'scripts', 'export-model'),
-    join(repoRoot, 'scripts', 'make-random-checkpoint'), join(repoRoot, 'scripts', 'build-memory'),
-    ...readdirSync(join(repoRoot, 'tests', 'fixtures', 'data', 'corpus')).sort().map((f) => join(repoRoot, 'tests', 'fixtures', 'data', 'corpus', f)),
+  const sources = [
+    join(repoRoot, 'scripts', 'make-test-model'),
+    join(repoRoot, 'scripts', 'export-model'),
+    join(repoRoot, 'scripts', 'make-random-checkpoint'),
+    join(repoRoot, 'scripts', 'build-memory'),
+    ...readdirSync(join(repoRoot, 'tests', 'fixtures', 'data', 'corpus'))
+      .sort()
+      .map((f) => join(repoRoot, 'tests', 'fixtures', 'data', 'corpus', f)),
     // The memory file format and builder.
-    ...readdirSync(join(repoRoot, 'wasm', 'src')).filter((f) => /^(memory|ngram_table|text_index)[a-z_]*\.(cc|h)$/.test(f) && !f.includes('_test'))
-      .sort().map((f) => join(repoRoot, 'wasm', 'src', f)),
-    ...readdirSync(join(repoRoot, 'model', 'tiankong_model')).filter((f) => f.endsWith('.py')).sort()
-      .map((f) => join(repoRoot, 'model', 'tiankong_model', f))];
+    ...readdirSync(join(repoRoot, 'wasm', 'src'))
+      .filter((f) => /^(memory|ngram_table|text_index)[a-z_]*\.(cc|h)$/.test(f) && !f.includes('_test'))
+      .sort()
+      .map((f) => join(repoRoot, 'wasm', 'src', f)),
+    ...readdirSync(join(repoRoot, 'model', 'tiankong_model'))
+      .filter((f) => f.endsWith('.py'))
+      .sort()
+      .map((f) => join(repoRoot, 'model', 'tiankong_model', f)),
+  ];
   for (const file of sources) hash.update(readFileSync(file));
   const root = join(repoRoot, '.cache', 'test-model', hash.digest('hex').slice(0, 16));
   const dir = join(root, 'mask-only');
@@ -87,12 +98,19 @@ vocab = architecture_vocab('bert-base-chinese')
 save_checkpoint(random_model('tiny', len(vocab), seed=0), vocab, Path(sys.argv[1]))
 `;
   execFileSync(PYTHON, ['-c', script, join(temp, 'checkpoint')], { stdio: 'pipe' });
-  execFileSync(join(repoRoot, 'scripts', 'export-model'), ['--name', 'tiny-bert-vocab', join(temp, 'checkpoint'), join(temp, 'model')], { stdio: 'pipe' });
+  execFileSync(
+    join(repoRoot, 'scripts', 'export-model'),
+    ['--name', 'tiny-bert-vocab', join(temp, 'checkpoint'), join(temp, 'model')],
+    { stdio: 'pipe' },
+  );
   const fixtures = join(repoRoot, 'tests', 'fixtures', 'data');
   const corpus = join(temp, 'corpus.txt');
   execFileSync('bash', ['-c', `cat "${fixtures}"/corpus/*.txt > "${corpus}"`]);
-  execFileSync(join(repoRoot, 'scripts', 'build-memory'), [join(temp, 'model'), '--corpus', corpus, '--max-ngrams', '200000'],
-    { stdio: 'pipe', env: { ...process.env, TIANKONG_DATA: fixtures } });
+  execFileSync(
+    join(repoRoot, 'scripts', 'build-memory'),
+    [join(temp, 'model'), '--corpus', corpus, '--max-ngrams', '200000'],
+    { stdio: 'pipe', env: { ...process.env, TIANKONG_DATA: fixtures } },
+  );
   try {
     renameSync(join(temp, 'model'), dir);
   } catch {
@@ -120,17 +138,36 @@ export interface TinyModelSetup {
 export async function openTinyModel(): Promise<TinyModelSetup> {
   const dir = testModelDir();
   const { createFillMask } = await api();
-  const [ref, refWeb, native, wasm] = await Promise.all([Reference.create(dir), Reference.create(dir, 'web', 2),
-    createFillMask({ model: dir, backend: 'auto', threads: 1 }), createFillMask({ model: dir, backend: 'wasm', threads: 2 })]);
-  return { dir, ref, refWeb, native, wasm, dispose: async () => void (await Promise.all([native.dispose(), wasm.dispose()])) };
+  const [ref, refWeb, native, wasm] = await Promise.all([
+    Reference.create(dir),
+    Reference.create(dir, 'web', 2),
+    createFillMask({ model: dir, backend: 'auto', threads: 1 }),
+    createFillMask({ model: dir, backend: 'wasm', threads: 2 }),
+  ]);
+  return {
+    dir,
+    ref,
+    refWeb,
+    native,
+    wasm,
+    dispose: async () => void (await Promise.all([native.dispose(), wasm.dispose()])),
+  };
 }
 
-export interface ReferenceCandidate { id: number; token: string; p: number }
+export interface ReferenceCandidate {
+  id: number;
+  token: string;
+  p: number;
+}
 
 /** The reference pipeline: HF tokenizer ids → onnxruntime-node → softmax per mask row. */
 export class Reference {
-  private constructor(private readonly vocab: string[], private readonly tokenizer: any, private readonly ort: any,
-    private readonly maskId: number) {}
+  private constructor(
+    private readonly vocab: string[],
+    private readonly tokenizer: any,
+    private readonly ort: any,
+    private readonly maskId: number,
+  ) {}
 
   /**
    * `runtime`: 'node' = onnxruntime-node; 'web' = onnxruntime-web's wasm backend, needed to check
@@ -160,7 +197,8 @@ export class Reference {
     }
     utf16At.push(unit);
     return {
-      tokens: encoding.getTokens(), ids: encoding.getIds(),
+      tokens: encoding.getTokens(),
+      ids: encoding.getIds(),
       offsets: encoding.getOffsets().map(([s, e]: [number, number]) => [utf16At[s]!, utf16At[e]!]),
     };
   }
@@ -170,7 +208,10 @@ export class Reference {
     const ids = await this.encode(text);
     const masks = ids.flatMap((id, i) => (id === this.maskId ? [i] : []));
     const { dims, data } = await runLogits(this.ort, {
-      input_ids: [ids], attention_mask: [ids.map(() => 1)], token_type_ids: [ids.map(() => 0)], mask_positions: [masks],
+      input_ids: [ids],
+      attention_mask: [ids.map(() => 1)],
+      token_type_ids: [ids.map(() => 0)],
+      mask_positions: [masks],
     });
     const v = dims[2]!;
     return masks.map((_, r) => softmax(data.subarray(r * v, (r + 1) * v)));
@@ -179,7 +220,10 @@ export class Reference {
   /** log softmax rows (float64) at `positions` of one sequence of token ids, one run (batch 1). */
   async logSoftmaxRows(ids: number[], positions: number[]): Promise<Float64Array[]> {
     const { dims, data } = await runLogits(this.ort, {
-      input_ids: [ids], attention_mask: [ids.map(() => 1)], token_type_ids: [ids.map(() => 0)], mask_positions: [positions],
+      input_ids: [ids],
+      attention_mask: [ids.map(() => 1)],
+      token_type_ids: [ids.map(() => 0)],
+      mask_positions: [positions],
     });
     const v = dims[2]!;
     return positions.map((_, r) => softmax(data.subarray(r * v, (r + 1) * v)).map(Math.log));
@@ -196,8 +240,11 @@ export class Reference {
   /** Tokens a mask may be filled with: not special, not [unusedN], not a ## piece. */
   eligible(id: number): boolean {
     const token = this.vocab[id]!;
-    return !['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'].includes(token) && !/^\[unused\d+\]$/.test(token) &&
-      !(token.startsWith('##') && token.length > 2);
+    return (
+      !['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]'].includes(token) &&
+      !/^\[unused\d+\]$/.test(token) &&
+      !(token.startsWith('##') && token.length > 2)
+    );
   }
 
   token(id: number): string {

@@ -19,14 +19,28 @@ const hasDefaultModel = existsSync(join(DEFAULT_MODEL, 'model.onnx'));
  * repeatedly pick the open mask whose best eligible token is the most probable (leftmost on ties),
  * multiply in the probability of `fill`'s token there, put it in, re-run.
  */
-async function referenceScore(ref: Reference, ids: number[], positions: number[], fill: number[],
-  eligible: (id: number) => boolean): Promise<number> {
+async function referenceScore(
+  ref: Reference,
+  ids: number[],
+  positions: number[],
+  fill: number[],
+  eligible: (id: number) => boolean,
+): Promise<number> {
   const sequence = ids.slice();
   const open = positions.map((_, slot) => slot);
   let logScore = 0;
   while (open.length > 0) {
-    const rows = await ref.logSoftmaxRows(sequence, open.map((slot) => positions[slot]!));
-    const confidence = rows.map((row) => Math.max(...Array.from(row.keys()).filter(eligible).map((id) => row[id]!)));
+    const rows = await ref.logSoftmaxRows(
+      sequence,
+      open.map((slot) => positions[slot]!),
+    );
+    const confidence = rows.map((row) =>
+      Math.max(
+        ...Array.from(row.keys())
+          .filter(eligible)
+          .map((id) => row[id]!),
+      ),
+    );
     const chosen = confidence.indexOf(Math.max(...confidence));
     const slot = open[chosen]!;
     logScore += rows[chosen]![fill[slot]!]!;
@@ -46,7 +60,10 @@ async function enumerate(ref: Reference, text: string, maskIndices: number[], to
   for (let i = 0; i < positions.length; i++) fills = fills.flatMap((f) => [...allowed].map((id) => [...f, id]));
   const scored = [];
   for (const fill of fills) {
-    scored.push({ text: fill.map((id) => ref.token(id)).join(''), score: await referenceScore(ref, ids, positions, fill, (id) => allowed.has(id)) });
+    scored.push({
+      text: fill.map((id) => ref.token(id)).join(''),
+      score: await referenceScore(ref, ids, positions, fill, (id) => allowed.has(id)),
+    });
   }
   return scored.sort((a, b) => b.score - a.score);
 }
@@ -77,17 +94,26 @@ describe.skipIf(missing !== null)('joint decoding with the tiny model', () => {
     const expected = (await enumerate(ref, text, [0, 1], allow)).slice(0, 6);
     const [word] = result.words!;
     expect(word!.candidates.map((c) => c.text)).toEqual(expected.map((e) => e.text));
-    expectScoresClose(word!.candidates.map((c) => c.score), expected.map((e) => e.score));
+    expectScoresClose(
+      word!.candidates.map((c) => c.score),
+      expected.map((e) => e.score),
+    );
   });
 
   test('three masks, exhaustive beam: equals the brute-force top list (also on onnxruntime-web)', async () => {
     const text = '春[MASK][MASK][MASK]晓';
     const allow = ['春', '不', '觉', '天'];
-    for (const [tk, reference] of [[native, ref], [wasm, refWeb]] as const) {
+    for (const [tk, reference] of [
+      [native, ref],
+      [wasm, refWeb],
+    ] as const) {
       const result = await tk.fill(text, { joint: true, beam: 16, topK: 16, filter: { allow } });
       const expected = (await enumerate(reference, text, [0, 1, 2], allow)).slice(0, 16);
       expect(result.words![0]!.candidates.map((c) => c.text)).toEqual(expected.map((e) => e.text));
-      expectScoresClose(result.words![0]!.candidates.map((c) => c.score), expected.map((e) => e.score));
+      expectScoresClose(
+        result.words![0]!.candidates.map((c) => c.score),
+        expected.map((e) => e.score),
+      );
     }
   });
 
@@ -139,7 +165,10 @@ describe.skipIf(missing !== null)('joint decoding with the tiny model', () => {
     const result = await native.fill(text, { joint: true, beam: 2, topK: 2 });
     expect(result.masks).toEqual(plain.masks);
     expect(result.cached).toBe(false);
-    expect(result.words!.map((w: FillWord) => w.maskIndices)).toEqual([[0, 1], [3, 4, 5]]);
+    expect(result.words!.map((w: FillWord) => w.maskIndices)).toEqual([
+      [0, 1],
+      [3, 4, 5],
+    ]);
     expect(result.words!.map((w) => text.slice(w.start, w.end))).toEqual(['[MASK][MASK]', '[MASK] [MASK][MASK]']);
     // masks cached from the plain fill; runs: (1 + 2·1) for the pair + (1 + 2·2) for the triple.
     expect(native.stats().runs - runs).toBe(3 + 5);
@@ -164,21 +193,32 @@ describe.skipIf(missing !== null)('joint decoding with the tiny model', () => {
   test('fillBatch decodes words per text like fill', async () => {
     const texts = ['[MASK][MASK]天', '秋[MASK]', '中[MASK][MASK]人'];
     const batch = await native.fillBatch(texts, { joint: true, beam: 2, topK: 2 });
-    for (const [i, text] of texts.entries()) expect(batch[i]!.words).toEqual((await native.fill(text, { joint: true, beam: 2, topK: 2 })).words);
+    for (const [i, text] of texts.entries())
+      expect(batch[i]!.words).toEqual((await native.fill(text, { joint: true, beam: 2, topK: 2 })).words);
     expect(batch.map((r) => r.words!.length)).toEqual([1, 0, 1]);
   });
 
   test('option errors', async () => {
-    const code = (p: Promise<unknown>) => p.then(() => 'resolved', (e) => `${e.code}: ${e.message}`);
-    expect(await code(native.fill('[MASK][MASK]', { beam: 3 }))).toMatch(/^BAD_OPTION: .*beam only applies to joint decoding/);
-    expect(await code(native.fill('[MASK][MASK]', { joint: true, beam: 0 }))).toMatch(/^BAD_OPTION: .*beam must be an integer from 1 to 32, got 0/);
+    const code = (p: Promise<unknown>) =>
+      p.then(
+        () => 'resolved',
+        (e) => `${e.code}: ${e.message}`,
+      );
+    expect(await code(native.fill('[MASK][MASK]', { beam: 3 }))).toMatch(
+      /^BAD_OPTION: .*beam only applies to joint decoding/,
+    );
+    expect(await code(native.fill('[MASK][MASK]', { joint: true, beam: 0 }))).toMatch(
+      /^BAD_OPTION: .*beam must be an integer from 1 to 32, got 0/,
+    );
     expect(await code(native.fill('[MASK][MASK]', { joint: true, beam: 33 }))).toMatch(/^BAD_OPTION: .*got 33/);
-    expect(await code(native.fill('[MASK][MASK]', { joint: 'yes' as never }))).toMatch(/^BAD_OPTION: .*joint must be true or false/);
+    expect(await code(native.fill('[MASK][MASK]', { joint: 'yes' as never }))).toMatch(
+      /^BAD_OPTION: .*joint must be true or false/,
+    );
   });
 });
 
 describe.skipIf(missing !== null || !hasDefaultModel)('joint decoding with the default model', () => {
-  test('掩耳[MASK][MASK]: every candidate\'s score follows the definition', async () => {
+  test("掩耳[MASK][MASK]: every candidate's score follows the definition", async () => {
     const { createFillMask } = await api();
     const ref = await Reference.create(DEFAULT_MODEL);
     // The reference is the model's definition: the model alone (the memory's fusion is tested in memory.test.ts).
@@ -189,7 +229,13 @@ describe.skipIf(missing !== null || !hasDefaultModel)('joint decoding with the d
       const ids = await ref.encode(text);
       const han = (id: number) => /^\p{Unified_Ideograph}$/u.test(ref.token(id));
       for (const c of result.words![0]!.candidates) {
-        const expected = await referenceScore(ref, ids, [3, 4], c.tokens.map((t) => ref.tokenId(t)), han);
+        const expected = await referenceScore(
+          ref,
+          ids,
+          [3, 4],
+          c.tokens.map((t) => ref.tokenId(t)),
+          han,
+        );
         expect(Math.abs(c.score - expected)).toBeLessThanOrEqual(1e-5 * expected);
       }
     } finally {

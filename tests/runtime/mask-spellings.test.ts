@@ -20,20 +20,24 @@ describe.skipIf(missing !== null)('【MASK】 spelling', () => {
     await tk?.dispose();
   });
 
-  test('fill: 【MASK】, 【mask] and [MASK】 are masks with the canonical mask\'s candidates', async () => {
+  test("fill: 【MASK】, 【mask] and [MASK】 are masks with the canonical mask's candidates", async () => {
     const text = '床前明月光，疑是地【MASK】霜。举头望【mask]月，低头思[MASK】乡。';
     const result = await tk.fill(text, { topK: 3 });
     expect(result.masks.map((m) => text.slice(m.start, m.end))).toEqual(['【MASK】', '【mask]', '[MASK】']);
     const canonical = await tk.fill(text.replace(/[[【][Mm][Aa][Ss][Kk][\]】]/g, '[MASK]'), { topK: 3 });
-    expect(result.masks.map((m) => m.candidates.map((c) => [c.token, c.score])))
-      .toEqual(canonical.masks.map((m) => m.candidates.map((c) => [c.token, c.score])));
+    expect(result.masks.map((m) => m.candidates.map((c) => [c.token, c.score]))).toEqual(
+      canonical.masks.map((m) => m.candidates.map((c) => [c.token, c.score])),
+    );
     const first = result.masks[0]!.candidates[0]!;
     expect(first.sequence).toBe(`床前明月光，疑是地${first.token}霜。举头望【mask]月，低头思[MASK】乡。`);
   });
 
   test('CLI: tiankong fill reads 【MASK】', () => {
-    const run = spawnSync(process.execPath, [cliPath, 'fill', '--json', '--no-memory', '--model', model, '春眠不觉晓，处处闻啼【MASK】。'],
-      { encoding: 'utf8', timeout: 60_000 });
+    const run = spawnSync(
+      process.execPath,
+      [cliPath, 'fill', '--json', '--no-memory', '--model', model, '春眠不觉晓，处处闻啼【MASK】。'],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
     expect(run.status, run.stderr).toBe(0);
     const masks = JSON.parse(run.stdout).masks as Array<{ start: number; end: number }>;
     expect(masks).toHaveLength(1);

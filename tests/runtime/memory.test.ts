@@ -11,7 +11,14 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { FillMaskModel } from '../../web/src/index.js';
-import { Reference, api, bertVocabMemoryModelDir, cliPath, missingPrerequisite, testMemoryModelDir } from './fixtures.js';
+import {
+  Reference,
+  api,
+  bertVocabMemoryModelDir,
+  cliPath,
+  missingPrerequisite,
+  testMemoryModelDir,
+} from './fixtures.js';
 
 const missing = missingPrerequisite();
 if (missing) console.warn(missing);
@@ -71,7 +78,8 @@ describe.skipIf(missing !== null)('the corpus memory', () => {
     const result = await tk.fill('床前明月光，疑是地[MASK]霜。', { topK: 5 });
     const [mask] = result.masks;
     expect(mask!.candidates[0]).toMatchObject({
-      token: '上', sequence: '床前明月光，疑是地上霜。',
+      token: '上',
+      sequence: '床前明月光，疑是地上霜。',
       source: { work: '千家诗', title: '静夜思', author: '李白', text: '床前明月光，疑是地上霜。' },
     });
     const total = mask!.candidates.reduce((sum, c) => sum + c.score, 0) + mask!.other;
@@ -82,7 +90,10 @@ describe.skipIf(missing !== null)('the corpus memory', () => {
 
   test('an idiom is completed with 成语 as its source; two adjacent blanks too, per mask and jointly', async () => {
     const idiom = await tk.fill('半途而[MASK]');
-    expect(idiom.masks[0]!.candidates[0]).toMatchObject({ token: '废', source: { work: '成语', title: '半途而废', text: '半途而废' } });
+    expect(idiom.masks[0]!.candidates[0]).toMatchObject({
+      token: '废',
+      source: { work: '成语', title: '半途而废', text: '半途而废' },
+    });
     const two = await tk.fill('画[MASK][MASK]睛', { joint: true });
     expect(two.masks.map((m) => m.candidates[0]!.token)).toEqual(['龙', '点']);
     expect(two.words![0]!.candidates[0]).toMatchObject({ text: '龙点', sequence: '画龙点睛' });
@@ -105,10 +116,21 @@ describe.skipIf(missing !== null)('the corpus memory', () => {
   test('a bad memory.bin is INTEGRITY or BAD_MODEL naming it; memory: false still loads the model', async () => {
     const { createFillMask } = await api();
     const truncated = withMemory(work, 'truncated', original.subarray(0, original.length - 100), true);
-    expect(await code(createFillMask({ model: truncated }))).toMatchObject({ code: 'INTEGRITY', message: expect.stringMatching(/memory\.bin/) });
+    expect(await code(createFillMask({ model: truncated }))).toMatchObject({
+      code: 'INTEGRITY',
+      message: expect.stringMatching(/memory\.bin/),
+    });
     const cases: [string, Uint8Array, RegExp][] = [
       ['short', original.subarray(0, 1000), /memory\.bin.*truncated|memory\.bin.*header says/],
-      ['flipped', (() => { const b = original.slice(); b[b.length - 50]! ^= 0xff; return b; })(), /memory\.bin.*checksum/],
+      [
+        'flipped',
+        (() => {
+          const b = original.slice();
+          b[b.length - 50]! ^= 0xff;
+          return b;
+        })(),
+        /memory\.bin.*checksum/,
+      ],
       ['foreign', new TextEncoder().encode('{"not": "a memory"}'.repeat(10)), /memory\.bin.*not a tiankong memory/],
       ['version', patchedHeader(original, (v) => v.setUint32(8, 99, true)), /memory\.bin.*version 99/],
       ['vocab', patchedHeader(original, (v) => v.setBigUint64(24, 12345n, true)), /memory\.bin.*another vocabulary/],
@@ -126,26 +148,40 @@ describe.skipIf(missing !== null)('the corpus memory', () => {
     }
     const absent = withMemory(work, 'absent', original);
     rmSync(join(absent, 'memory.bin'));
-    expect(await code(createFillMask({ model: absent }))).toMatchObject({ code: 'BAD_MODEL', message: expect.stringMatching(/memory\.bin/) });
+    expect(await code(createFillMask({ model: absent }))).toMatchObject({
+      code: 'BAD_MODEL',
+      message: expect.stringMatching(/memory\.bin/),
+    });
     const escape = withMemory(work, 'escape', original);
     const manifest = JSON.parse(readFileSync(join(escape, 'model.json'), 'utf8'));
     manifest.memory.file = '../with-memory/memory.bin';
     writeFileSync(join(escape, 'model.json'), JSON.stringify(manifest));
-    expect(await code(createFillMask({ model: escape }))).toMatchObject({ code: 'BAD_MODEL', message: expect.stringMatching(/not a file name inside the model directory/) });
-    expect(await code(createFillMask({ model: testMemoryModelDir(), memory: 1 as unknown as boolean }))).toMatchObject({ code: 'BAD_OPTION' });
+    expect(await code(createFillMask({ model: escape }))).toMatchObject({
+      code: 'BAD_MODEL',
+      message: expect.stringMatching(/not a file name inside the model directory/),
+    });
+    expect(await code(createFillMask({ model: testMemoryModelDir(), memory: 1 as unknown as boolean }))).toMatchObject({
+      code: 'BAD_OPTION',
+    });
   });
 
   test('a model given as bytes carries its memory', async () => {
     const { createFillMask } = await api();
     const dir = testMemoryModelDir();
     const manifest = JSON.parse(readFileSync(join(dir, 'model.json'), 'utf8'));
-    const bytes = { manifest, modelBytes: readFileSync(join(dir, 'model.onnx')), vocabBytes: readFileSync(join(dir, 'vocab.txt')) };
+    const bytes = {
+      manifest,
+      modelBytes: readFileSync(join(dir, 'model.onnx')),
+      vocabBytes: readFileSync(join(dir, 'vocab.txt')),
+    };
     const withBytes = await createFillMask({ model: { ...bytes, memoryBytes: original }, backend: 'wasm' });
     expect((await withBytes.fill('疑是地[MASK]霜')).masks[0]!.candidates[0]!.token).toBe('上');
     await withBytes.dispose();
     const tampered = original.slice();
     tampered[100]! ^= 1;
-    expect(await code(createFillMask({ model: { ...bytes, memoryBytes: tampered } }))).toMatchObject({ code: 'INTEGRITY' });
+    expect(await code(createFillMask({ model: { ...bytes, memoryBytes: tampered } }))).toMatchObject({
+      code: 'INTEGRITY',
+    });
   });
 
   test('any exported BERT gets a memory for its own vocabulary (bert-base-chinese: 21 128 tokens)', async () => {
@@ -163,12 +199,18 @@ describe.skipIf(missing !== null)('the corpus memory', () => {
     const manifest = JSON.parse(readFileSync(join(mixed, 'model.json'), 'utf8'));
     manifest.files['memory.bin'] = { sha256: sha256(original), bytes: original.byteLength };
     writeFileSync(join(mixed, 'model.json'), JSON.stringify(manifest));
-    expect(await code(createFillMask({ model: mixed }))).toMatchObject({ code: 'BAD_MODEL', message: expect.stringMatching(/another vocabulary/) });
+    expect(await code(createFillMask({ model: mixed }))).toMatchObject({
+      code: 'BAD_MODEL',
+      message: expect.stringMatching(/another vocabulary/),
+    });
   });
 
   test('CLI: sources in the table and in --json; --no-memory', () => {
-    const run = (...args: string[]) => spawnSync(process.execPath, [cliPath, 'fill', '--model', testMemoryModelDir(), ...args],
-      { encoding: 'utf8', timeout: 60_000 });
+    const run = (...args: string[]) =>
+      spawnSync(process.execPath, [cliPath, 'fill', '--model', testMemoryModelDir(), ...args], {
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
     const table = run('--top-k', '2', '床前明月光，疑是地[MASK]霜。');
     expect(table.status).toBe(0);
     expect(table.stdout).toContain('出处: 李白《静夜思》（千家诗）：床前明月光，疑是地上霜。');

@@ -30,7 +30,14 @@ import type { WireCreateOptions } from './browser/protocol.js';
 import { checkCreateOptions } from './engine/options.js';
 import { TiankongError, describe } from './errors.js';
 import { isModelBytes } from './model/bytes.js';
-import type { CreateFillMaskOptions, ExplainOptions, ExplainResult, FillMaskModel, FillOptions, FillResult } from './types.js';
+import type {
+  CreateFillMaskOptions,
+  ExplainOptions,
+  ExplainResult,
+  FillMaskModel,
+  FillOptions,
+  FillResult,
+} from './types.js';
 
 export { TiankongError } from './errors.js';
 export type * from './types.js';
@@ -59,38 +66,62 @@ const PREBUNDLED = /\/node_modules\/\.vite\/deps\//.test(import.meta.url);
  */
 function packagedModel(): { model: string; files: Record<string, string> } {
   const files = {
-    'model.json': (PREBUNDLED ? new URL('tiankong/model/default/model.json', import.meta.url)
-      : new URL('../model/default/model.json', import.meta.url)).href,
-    'model.onnx': (PREBUNDLED ? new URL('tiankong/model/default/model.onnx', import.meta.url)
-      : new URL('../model/default/model.onnx', import.meta.url)).href,
-    'vocab.txt': (PREBUNDLED ? new URL('tiankong/model/default/vocab.txt', import.meta.url)
-      : new URL('../model/default/vocab.txt', import.meta.url)).href,
-    'memory.bin': (PREBUNDLED ? new URL('tiankong/model/default/memory.bin', import.meta.url)
-      : new URL('../model/default/memory.bin', import.meta.url)).href,
+    'model.json': (PREBUNDLED
+      ? new URL('tiankong/model/default/model.json', import.meta.url)
+      : new URL('../model/default/model.json', import.meta.url)
+    ).href,
+    'model.onnx': (PREBUNDLED
+      ? new URL('tiankong/model/default/model.onnx', import.meta.url)
+      : new URL('../model/default/model.onnx', import.meta.url)
+    ).href,
+    'vocab.txt': (PREBUNDLED
+      ? new URL('tiankong/model/default/vocab.txt', import.meta.url)
+      : new URL('../model/default/vocab.txt', import.meta.url)
+    ).href,
+    'memory.bin': (PREBUNDLED
+      ? new URL('tiankong/model/default/memory.bin', import.meta.url)
+      : new URL('../model/default/memory.bin', import.meta.url)
+    ).href,
   };
   // The folder only names the model in messages and stats; the files come from `files`.
   return { model: new URL('.', files['model.onnx']).href, files };
 }
 
 /** Resolves a model argument for the Worker: URLs become absolute; bytes are transferred when that is free. */
-function wireModel(model: CreateFillMaskOptions['model']): { model: WireCreateOptions['model']; files?: Record<string, string>; transfer: Transferable[] } {
+function wireModel(model: CreateFillMaskOptions['model']): {
+  model: WireCreateOptions['model'];
+  files?: Record<string, string>;
+  transfer: Transferable[];
+} {
   if (model === undefined) return { ...packagedModel(), transfer: [] };
   if (isModelBytes(model)) {
     // A view spanning its whole ArrayBuffer is transferred (the caller's buffer is detached); anything else is copied.
     const transfer = [model.modelBytes, model.vocabBytes, ...(model.memoryBytes ? [model.memoryBytes] : [])]
-      .map((bytes) => (bytes instanceof ArrayBuffer ? bytes : bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes.buffer : null))
+      .map((bytes) =>
+        bytes instanceof ArrayBuffer
+          ? bytes
+          : bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+            ? bytes.buffer
+            : null,
+      )
       .filter((buffer): buffer is ArrayBuffer => buffer instanceof ArrayBuffer);
     return { model, transfer: [...new Set(transfer)] };
   }
   if (typeof model !== 'string' && !(model instanceof URL)) {
-    throw new TiankongError('BAD_OPTION', 'tiankong: model must be a URL, a URL string or { modelBytes, vocabBytes, manifest }');
+    throw new TiankongError(
+      'BAD_OPTION',
+      'tiankong: model must be a URL, a URL string or { modelBytes, vocabBytes, manifest }',
+    );
   }
   const base = typeof location === 'undefined' ? undefined : location.href;
   try {
     return { model: new URL(model, base).href, transfer: [] };
   } catch {
-    throw new TiankongError('UNSUPPORTED', `tiankong: ${String(model)} is not a URL; in a browser the model is a URL ` +
-      '(local directories work in Node only)');
+    throw new TiankongError(
+      'UNSUPPORTED',
+      `tiankong: ${String(model)} is not a URL; in a browser the model is a URL ` +
+        '(local directories work in Node only)',
+    );
   }
 }
 
@@ -104,23 +135,35 @@ const absolute = (url: string | URL | undefined): string | undefined =>
 export async function createFillMask(options: BrowserFillMaskOptions = {}): Promise<FillMaskModel> {
   checkCreateOptions(options); // here too: a string, onProgress and signal never reach the Worker
   if (typeof Worker === 'undefined' || typeof WebAssembly === 'undefined') {
-    throw new TiankongError('UNSUPPORTED', 'tiankong: this browser lacks Web Workers or WebAssembly, which tiankong needs');
+    throw new TiankongError(
+      'UNSUPPORTED',
+      'tiankong: this browser lacks Web Workers or WebAssembly, which tiankong needs',
+    );
   }
   const { model, files, transfer } = wireModel(options.model);
   let worker: Worker;
   try {
-    worker = PREBUNDLED ? new Worker(new URL('tiankong/worker', import.meta.url), { type: 'module', name: 'tiankong' })
+    worker = PREBUNDLED
+      ? new Worker(new URL('tiankong/worker', import.meta.url), { type: 'module', name: 'tiankong' })
       : new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'tiankong' });
   } catch (error) {
     throw new TiankongError('UNSUPPORTED', `tiankong: cannot start the Worker: ${describe(error)}`);
   }
   const client = new WorkerClient(worker);
   const wire: WireCreateOptions = {
-    model, files, threads: options.threads, backend: options.backend, cache: options.cache, memory: options.memory,
+    model,
+    files,
+    threads: options.threads,
+    backend: options.backend,
+    cache: options.cache,
+    memory: options.memory,
     assets: { core: absolute(options.assets?.core), ort: absolute(options.assets?.ort) },
   };
   try {
-    await client.request({ type: 'create', options: wire }, { transfer, signal: options.signal, onProgress: options.onProgress });
+    await client.request(
+      { type: 'create', options: wire },
+      { transfer, signal: options.signal, onProgress: options.onProgress },
+    );
   } catch (error) {
     client.fail(error as TiankongError);
     throw error;
@@ -140,15 +183,22 @@ export async function createFillMask(options: BrowserFillMaskOptions = {}): Prom
       return client.request({ type: 'fillBatch', texts, options: o }, { signal }) as Promise<FillResult[]>;
     },
     explain(text: string, maskIndex: number, token: string, explainOptions: ExplainOptions = {}) {
-      return client.request({ type: 'explain', text, maskIndex, token }, { signal: explainOptions?.signal }) as Promise<ExplainResult>;
+      return client.request(
+        { type: 'explain', text, maskIndex, token },
+        { signal: explainOptions?.signal },
+      ) as Promise<ExplainResult>;
     },
     stats() {
       return client.latestStats!;
     },
     dispose() {
       disposed ??= client.request({ type: 'dispose' }).then(
-        () => client.fail(new TiankongError('DISPOSED', 'tiankong: this model was disposed; create a new one with createFillMask()')),
-        () => undefined);
+        () =>
+          client.fail(
+            new TiankongError('DISPOSED', 'tiankong: this model was disposed; create a new one with createFillMask()'),
+          ),
+        () => undefined,
+      );
       return disposed;
     },
   };

@@ -39,7 +39,11 @@ export class TiankongError extends Error {
   /** Index into the `texts` of `fillBatch` when one text of a batch is at fault. */
   index?: number;
 
-  constructor(readonly code: TiankongErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly code: TiankongErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
   }
 }

@@ -34,10 +34,16 @@ export const DEFAULT_MODEL_DIR = fileURLToPath(new URL('../model/default/', impo
  * model, load the core, build the engine. Returns the core too (for tools that measure its heap).
  * Rejects with a TiankongError; nothing stays loaded when it does.
  */
-export async function openNodeEngine(options: CreateFillMaskOptions): Promise<{ engine: FillMaskEngine; core: LoadedCore }> {
+export async function openNodeEngine(
+  options: CreateFillMaskOptions,
+): Promise<{ engine: FillMaskEngine; core: LoadedCore }> {
   const settings = checkCreateOptions(options);
   const runtime = await createNodeRuntime(settings);
-  const model = await loadModelInNode(options.model, { onProgress: options.onProgress, signal: options.signal, memory: settings.memory });
+  const model = await loadModelInNode(options.model, {
+    onProgress: options.onProgress,
+    signal: options.signal,
+    memory: settings.memory,
+  });
   const core = await loadEngineCore();
   try {
     return { engine: await FillMaskEngine.create({ model, core, runtime, cache: settings.cache }), core };
@@ -51,7 +57,10 @@ export async function openNodeEngine(options: CreateFillMaskOptions): Promise<{ 
 let webThreadsInProcess: number | undefined;
 
 /** The inference runtime for checked options (options.ts: checkCreateOptions). */
-export async function createNodeRuntime({ backend, threads }: Pick<CreateSettings, 'backend' | 'threads'>): Promise<InferenceRuntime> {
+export async function createNodeRuntime({
+  backend,
+  threads,
+}: Pick<CreateSettings, 'backend' | 'threads'>): Promise<InferenceRuntime> {
   const cores = availableParallelism();
   const count = threads ?? defaultThreads(cores);
   const threadsReason = threads === undefined ? `default: min(4, ${cores} CPUs)` : 'requested';
@@ -59,23 +68,38 @@ export async function createNodeRuntime({ backend, threads }: Pick<CreateSetting
     const native = await import('onnxruntime-node').catch(() => null);
     if (native) {
       return {
-        ort: native as unknown as OrtModule, backend: 'native', threads: count, threadsReason,
+        ort: native as unknown as OrtModule,
+        backend: 'native',
+        threads: count,
+        threadsReason,
         backendReason: 'onnxruntime-node is installed (native CPU, faster than wasm in Node)',
-        sessionOptions: { executionProviders: ['cpu'], graphOptimizationLevel: 'all', intraOpNumThreads: count, interOpNumThreads: 1 },
+        sessionOptions: {
+          executionProviders: ['cpu'],
+          graphOptimizationLevel: 'all',
+          intraOpNumThreads: count,
+          interOpNumThreads: 1,
+        },
       };
     }
   }
-  const backendReason = backend === 'wasm' ? 'requested'
-    : backend === 'webgpu' ? 'WebGPU is not available in Node.js: using onnxruntime-web (wasm)'
-      : 'onnxruntime-node is not installed (npm install onnxruntime-node for faster inference): using onnxruntime-web (wasm)';
+  const backendReason =
+    backend === 'wasm'
+      ? 'requested'
+      : backend === 'webgpu'
+        ? 'WebGPU is not available in Node.js: using onnxruntime-web (wasm)'
+        : 'onnxruntime-node is not installed (npm install onnxruntime-node for faster inference): using onnxruntime-web (wasm)';
   // The package's "node" export of onnxruntime-web: its wasm backend set up for Node.
   const web = await import('onnxruntime-web');
   webThreadsInProcess ??= web.env.wasm.numThreads = count;
   return {
-    ort: web as unknown as OrtModule, backend: 'wasm', backendReason,
+    ort: web as unknown as OrtModule,
+    backend: 'wasm',
+    backendReason,
     threads: webThreadsInProcess,
-    threadsReason: webThreadsInProcess === count ? threadsReason
-      : `onnxruntime-web's thread count is per process and was fixed at ${webThreadsInProcess} by the first model`,
+    threadsReason:
+      webThreadsInProcess === count
+        ? threadsReason
+        : `onnxruntime-web's thread count is per process and was fixed at ${webThreadsInProcess} by the first model`,
     sessionOptions: { executionProviders: ['wasm'], graphOptimizationLevel: 'all' },
   };
 }
@@ -84,12 +108,18 @@ export async function createNodeRuntime({ backend, threads }: Pick<CreateSetting
  * Loads a model from any source Node supports: a directory, a file:, http: or https: URL, or
  * bytes; `undefined` means the packaged default model. Throws UNSUPPORTED for other URL schemes.
  */
-export async function loadModelInNode(source: ModelSource | undefined, options: LoadModelOptions): Promise<LoadedModel> {
+export async function loadModelInNode(
+  source: ModelSource | undefined,
+  options: LoadModelOptions,
+): Promise<LoadedModel> {
   checkModelSource(source);
   if (source === undefined) {
     if (!(await isDirectory(DEFAULT_MODEL_DIR))) {
-      throw new TiankongError('BAD_MODEL', `tiankong: no model given and the default model is not installed at ` +
-        `${DEFAULT_MODEL_DIR}; pass the model directory (createFillMask({ model: DIR }), CLI: --model DIR)`);
+      throw new TiankongError(
+        'BAD_MODEL',
+        `tiankong: no model given and the default model is not installed at ` +
+          `${DEFAULT_MODEL_DIR}; pass the model directory (createFillMask({ model: DIR }), CLI: --model DIR)`,
+      );
     }
     return loadModelDirectory(DEFAULT_MODEL_DIR, options);
   }
@@ -98,47 +128,67 @@ export async function loadModelInNode(source: ModelSource | undefined, options: 
   if (url === null) return loadModelDirectory(resolve(source as string), options);
   if (url.protocol === 'file:') return loadModelDirectory(fileURLToPath(url), options);
   if (url.protocol === 'http:' || url.protocol === 'https:') return loadModelFromUrl(url, options);
-  throw new TiankongError('UNSUPPORTED', `tiankong: cannot load a model from ${url.href}: use a directory, a file:, http: or https: URL`);
+  throw new TiankongError(
+    'UNSUPPORTED',
+    `tiankong: cannot load a model from ${url.href}: use a directory, a file:, http: or https: URL`,
+  );
 }
 
 async function isDirectory(path: string): Promise<boolean> {
-  return stat(path).then((s) => s.isDirectory(), () => false);
+  return stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
 }
 
 /** Reads DIR/model.json and the files it lists (model/load.ts verifies each against its size and sha256). */
 export async function loadModelDirectory(dir: string, options: LoadModelOptions = {}): Promise<LoadedModel> {
   const found = await stat(dir).catch(() => null);
   if (found === null) {
-    throw new TiankongError('BAD_MODEL', `tiankong: model directory ${dir} does not exist; pass the folder written by scripts/export-model`);
+    throw new TiankongError(
+      'BAD_MODEL',
+      `tiankong: model directory ${dir} does not exist; pass the folder written by scripts/export-model`,
+    );
   }
   if (!found.isDirectory()) {
-    const hint = basename(dir) === MANIFEST_FILE || /\.(onnx|txt|bin)$/.test(dir)
-      ? `; pass the folder that holds it: ${dirname(dir)}` : '; pass the folder written by scripts/export-model';
-    throw new TiankongError('BAD_MODEL', `tiankong: ${dir} is a file, not a model directory (a folder holding ` +
-      `model.json, model.onnx and vocab.txt)${hint}`);
+    const hint =
+      basename(dir) === MANIFEST_FILE || /\.(onnx|txt|bin)$/.test(dir)
+        ? `; pass the folder that holds it: ${dirname(dir)}`
+        : '; pass the folder written by scripts/export-model';
+    throw new TiankongError(
+      'BAD_MODEL',
+      `tiankong: ${dir} is a file, not a model directory (a folder holding ` +
+        `model.json, model.onnx and vocab.txt)${hint}`,
+    );
   }
   const read = async (file: string): Promise<Uint8Array> => {
     try {
       return new Uint8Array(await readFile(join(dir, file)));
     } catch (error) {
-      throw new TiankongError('BAD_MODEL', `tiankong: cannot read ${join(dir, file)}: ${describe(error)}; ` +
-        'a model directory holds model.json, model.onnx and vocab.txt, and memory.bin when model.json lists it ' +
-        '(scripts/export-model and scripts/build-memory write them; createFillMask({ memory: false }) skips the memory)');
+      throw new TiankongError(
+        'BAD_MODEL',
+        `tiankong: cannot read ${join(dir, file)}: ${describe(error)}; ` +
+          'a model directory holds model.json, model.onnx and vocab.txt, and memory.bin when model.json lists it ' +
+          '(scripts/export-model and scripts/build-memory write them; createFillMask({ memory: false }) skips the memory)',
+      );
     }
   };
-  return loadModel({
-    source: dir,
-    kind: 'disk',
-    async manifest(onBytes) {
-      const bytes = await read(MANIFEST_FILE);
-      onBytes(bytes.byteLength, bytes.byteLength);
-      return parseManifest(new TextDecoder().decode(bytes), join(dir, MANIFEST_FILE));
+  return loadModel(
+    {
+      source: dir,
+      kind: 'disk',
+      async manifest(onBytes) {
+        const bytes = await read(MANIFEST_FILE);
+        onBytes(bytes.byteLength, bytes.byteLength);
+        return parseManifest(new TextDecoder().decode(bytes), join(dir, MANIFEST_FILE));
+      },
+      async read(file, onBytes) {
+        const bytes = await read(file.name);
+        onBytes(bytes.byteLength, bytes.byteLength);
+        return bytes;
+      },
+      where: (file) => join(dir, file.name),
     },
-    async read(file, onBytes) {
-      const bytes = await read(file.name);
-      onBytes(bytes.byteLength, bytes.byteLength);
-      return bytes;
-    },
-    where: (file) => join(dir, file.name),
-  }, options);
+    options,
+  );
 }

@@ -48,18 +48,26 @@ export interface TokenizerHandle {
  * ```
  */
 export async function createTokenizer(vocabPath: string, settings: TokenizerSettings = {}): Promise<TokenizerHandle> {
-  if (typeof vocabPath !== 'string') throw new TiankongError('BAD_OPTION', `tiankong: the vocab path must be a string, got ${show(vocabPath)}`);
+  if (typeof vocabPath !== 'string')
+    throw new TiankongError('BAD_OPTION', `tiankong: the vocab path must be a string, got ${show(vocabPath)}`);
   if (typeof settings !== 'object' || settings === null) {
     throw new TiankongError('BAD_OPTION', `tiankong: settings must be an object, got ${show(settings)}`);
   }
   const lowercase = settings.lowercase ?? false;
   const maxLength = settings.maxLength ?? 512;
   const truncate = settings.truncate ?? false;
-  for (const [name, value] of [['lowercase', lowercase], ['truncate', truncate]] as const) {
-    if (typeof value !== 'boolean') throw new TiankongError('BAD_OPTION', `tiankong: ${name} must be true or false, got ${show(value)}`);
+  for (const [name, value] of [
+    ['lowercase', lowercase],
+    ['truncate', truncate],
+  ] as const) {
+    if (typeof value !== 'boolean')
+      throw new TiankongError('BAD_OPTION', `tiankong: ${name} must be true or false, got ${show(value)}`);
   }
   if (!Number.isInteger(maxLength) || maxLength < 2 || maxLength > 2 ** 30) {
-    throw new TiankongError('BAD_OPTION', `tiankong: maxLength must be an integer from 2 to ${2 ** 30}, got ${show(maxLength)}`);
+    throw new TiankongError(
+      'BAD_OPTION',
+      `tiankong: maxLength must be an integer from 2 to ${2 ** 30}, got ${show(maxLength)}`,
+    );
   }
   let vocab: Uint8Array;
   try {
@@ -70,21 +78,29 @@ export async function createTokenizer(vocabPath: string, settings: TokenizerSett
   const core = await loadEngineCore();
   let tokenizer;
   try {
-    tokenizer = newTokenizer(core.module, vocab, { cleanText: true, handleChineseChars: true, stripAccents: lowercase, lowercase, maxLength },
-      vocabPath);
+    tokenizer = newTokenizer(
+      core.module,
+      vocab,
+      { cleanText: true, handleChineseChars: true, stripAccents: lowercase, lowercase, maxLength },
+      vocabPath,
+    );
   } catch (error) {
     core.dispose();
     throw error;
   }
   return {
     encode(text: string): Tokenized {
-      if (typeof text !== 'string') throw new TiankongError('BAD_OPTION', `tiankong: text must be a string, got ${show(text)}`);
+      if (typeof text !== 'string')
+        throw new TiankongError('BAD_OPTION', `tiankong: text must be a string, got ${show(text)}`);
       const { encoding } = encodeText(tokenizer, text);
       const { truncatedTokens } = encoding;
       if (truncatedTokens > 0 && !truncate) {
-        throw new TiankongError('TOO_LONG', `tiankong: the text is ${encoding.ids.length - 2 + truncatedTokens} tokens long ` +
-          `but the limit is ${maxLength - 2} (plus [CLS] and [SEP]); shorten it, or truncate explicitly ` +
-          '(createTokenizer(vocab, { truncate: true }), CLI: tokenize --truncate)');
+        throw new TiankongError(
+          'TOO_LONG',
+          `tiankong: the text is ${encoding.ids.length - 2 + truncatedTokens} tokens long ` +
+            `but the limit is ${maxLength - 2} (plus [CLS] and [SEP]); shorten it, or truncate explicitly ` +
+            '(createTokenizer(vocab, { truncate: true }), CLI: tokenize --truncate)',
+        );
       }
       const ids = Array.from(encoding.ids);
       return {

@@ -14,7 +14,13 @@ export interface ModelManifest {
   architecture: { type: string; vocab_size: number; [key: string]: unknown };
   /** Longest input in tokens, including [CLS] and [SEP]. */
   max_length: number;
-  tokenizer: { vocab: string; lowercase: boolean; strip_accents: boolean; clean_text: boolean; handle_chinese_chars: boolean };
+  tokenizer: {
+    vocab: string;
+    lowercase: boolean;
+    strip_accents: boolean;
+    clean_text: boolean;
+    handle_chinese_chars: boolean;
+  };
   special_tokens: { pad: number; unk: number; cls: number; sep: number; mask: number };
   /** Graph inputs in order; tiankong needs "mask_positions" (the mask-only export). */
   inputs: string[];

@@ -37,23 +37,34 @@ function createWorkerRuntime({ backend, threads }: CreateSettings, ortBase: stri
   let threadsReason: string;
   if (!scope.crossOriginIsolated) {
     count = 1;
-    threadsReason = 'the page is not cross-origin isolated, so WebAssembly threads are unavailable; serve it with ' +
+    threadsReason =
+      'the page is not cross-origin isolated, so WebAssembly threads are unavailable; serve it with ' +
       '"Cross-Origin-Opener-Policy: same-origin" and "Cross-Origin-Embedder-Policy: require-corp" to use several threads';
   } else {
     count = threads ?? defaultThreads(cores);
     threadsReason = threads === undefined ? `default: min(4, ${cores} CPUs)` : 'requested';
   }
   const hasWebGpu = 'gpu' in navigator;
-  const backendReason = backend === 'webgpu'
-    ? `WebGPU ${hasWebGpu ? 'is available but' : 'is not available in this browser and'} is not bundled ` +
-      '(onnxruntime-web\'s WebGPU build adds a second ~26 MB wasm; this INT8 model targets the wasm CPU kernels): using wasm'
-    : backend === 'wasm' ? 'requested' : 'default (WebAssembly, SIMD)';
+  const backendReason =
+    backend === 'webgpu'
+      ? `WebGPU ${hasWebGpu ? 'is available but' : 'is not available in this browser and'} is not bundled ` +
+        "(onnxruntime-web's WebGPU build adds a second ~26 MB wasm; this INT8 model targets the wasm CPU kernels): using wasm"
+      : backend === 'wasm'
+        ? 'requested'
+        : 'default (WebAssembly, SIMD)';
   ort.env.wasm.numThreads = count;
   if (ortBase) {
-    ort.env.wasm.wasmPaths = { mjs: new URL('ort-wasm-simd-threaded.mjs', ortBase), wasm: new URL('ort-wasm-simd-threaded.wasm', ortBase) };
+    ort.env.wasm.wasmPaths = {
+      mjs: new URL('ort-wasm-simd-threaded.mjs', ortBase),
+      wasm: new URL('ort-wasm-simd-threaded.wasm', ortBase),
+    };
   }
   return {
-    ort: ort as unknown as OrtModule, backend: 'wasm', backendReason, threads: count, threadsReason,
+    ort: ort as unknown as OrtModule,
+    backend: 'wasm',
+    backendReason,
+    threads: count,
+    threadsReason,
     sessionOptions: { executionProviders: ['wasm'], graphOptimizationLevel: 'all' },
   };
 }
@@ -80,11 +91,17 @@ async function create(id: number, options: WireCreateOptions, signal: AbortSigna
   if (engine) throw new TiankongError('BAD_OPTION', 'tiankong: this Worker already holds a model');
   const settings = checkCreateOptions(options);
   const runtime = createWorkerRuntime(settings, options.assets?.ort);
-  const progress = { onProgress: (p: LoadProgress) => post({ type: 'progress', id, progress: p }), signal, memory: settings.memory };
+  const progress = {
+    onProgress: (p: LoadProgress) => post({ type: 'progress', id, progress: p }),
+    signal,
+    memory: settings.memory,
+  };
   // The model's download, the core and ONNX Runtime's start-up overlap (each is seconds on a slow link or CPU).
   const warmUp = warmUpOrt();
   const [model, core] = await Promise.allSettled([
-    isModelBytes(options.model) ? loadModelFromBytes(options.model, progress) : loadModelFromUrl(new URL(options.model), progress, options.files),
+    isModelBytes(options.model)
+      ? loadModelFromBytes(options.model, progress)
+      : loadModelFromUrl(new URL(options.model), progress, options.files),
     loadEngineCore(options.assets?.core),
   ]);
   if (model.status === 'rejected' || core.status === 'rejected') {
@@ -110,7 +127,10 @@ async function handle(request: Request, signal: AbortSignal): Promise<unknown> {
   if (request.type === 'fill') return engine.fill(request.text, { ...request.options, signal });
   if (request.type === 'fillBatch') return engine.fillBatch(request.texts, { ...request.options, signal });
   if (request.type === 'explain') return engine.explain(request.text, request.maskIndex, request.token, { signal });
-  throw new TiankongError('BAD_OPTION', `tiankong: unknown request ${JSON.stringify((request as { type: unknown }).type)}`);
+  throw new TiankongError(
+    'BAD_OPTION',
+    `tiankong: unknown request ${JSON.stringify((request as { type: unknown }).type)}`,
+  );
 }
 
 /**
@@ -119,20 +139,21 @@ async function handle(request: Request, signal: AbortSignal): Promise<unknown> {
  */
 const isOrtThread = typeof scope.name === 'string' && scope.name.startsWith('em-pthread');
 
-if (!isOrtThread) scope.onmessage = async (event: MessageEvent<Request>) => {
-  const request = event.data;
-  if (request.type === 'cancel') {
-    running.get(request.target)?.abort('superseded');
-    return;
-  }
-  const controller = new AbortController();
-  running.set(request.id, controller);
-  try {
-    const value = await handle(request, controller.signal);
-    post({ type: 'result', id: request.id, value, stats: engine?.stats() ?? null });
-  } catch (error) {
-    post({ type: 'error', id: request.id, error: serializeError(error) });
-  } finally {
-    running.delete(request.id);
-  }
-};
+if (!isOrtThread)
+  scope.onmessage = async (event: MessageEvent<Request>) => {
+    const request = event.data;
+    if (request.type === 'cancel') {
+      running.get(request.target)?.abort('superseded');
+      return;
+    }
+    const controller = new AbortController();
+    running.set(request.id, controller);
+    try {
+      const value = await handle(request, controller.signal);
+      post({ type: 'result', id: request.id, value, stats: engine?.stats() ?? null });
+    } catch (error) {
+      post({ type: 'error', id: request.id, error: serializeError(error) });
+    } finally {
+      running.delete(request.id);
+    }
+  };

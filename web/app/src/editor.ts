@@ -132,7 +132,14 @@ export class MaskEditor {
     for (const mark of chipped) {
       for (; unit < mark.start; unit++) {
         const c = text.charCodeAt(unit);
-        if (!(c >= 0xdc00 && c <= 0xdfff && unit > 0 && text.charCodeAt(unit - 1) >= 0xd800 && text.charCodeAt(unit - 1) <= 0xdbff)) codePoints++;
+        if (!(
+          c >= 0xdc00 &&
+          c <= 0xdfff &&
+          unit > 0 &&
+          text.charCodeAt(unit - 1) >= 0xd800 &&
+          text.charCodeAt(unit - 1) <= 0xdbff
+        ))
+          codePoints++;
       }
       positions.push(codePoints + 1);
     }
@@ -145,7 +152,8 @@ export class MaskEditor {
       return;
     }
     const intro = document.createElement('span');
-    intro.textContent = `⚠️ 发现 ${suspicious.length} 个不可见或特殊字符（可能来自复制粘贴）` +
+    intro.textContent =
+      `⚠️ 发现 ${suspicious.length} 个不可见或特殊字符（可能来自复制粘贴）` +
       `${suspicious.length > MAX_HIGHLIGHTED ? '，太多了，输入框里不再逐个标出' : ''}：`;
     const chips = chipped.map((mark, i) => {
       const chip = document.createElement('button');
@@ -159,7 +167,10 @@ export class MaskEditor {
       });
       return chip;
     });
-    const more = suspicious.length > MAX_CHIPS ? [Object.assign(document.createElement('span'), { textContent: `等 ${suspicious.length} 处` })] : [];
+    const more =
+      suspicious.length > MAX_CHIPS
+        ? [Object.assign(document.createElement('span'), { textContent: `等 ${suspicious.length} 处` })]
+        : [];
     const clean = document.createElement('button');
     clean.type = 'button';
     clean.className = 'warning-chip';

@@ -53,7 +53,10 @@ export class HeatmapView {
     this.controller = controller;
     const target = card(this.anchor, 'card heatmap-card', 'heatmap');
     target.hidden = false;
-    target.replaceChildren(el('h3', 'heatmap-title', `为什么是「${label}」？`), el('p', 'heatmap-note', '正在逐字分析…'));
+    target.replaceChildren(
+      el('h3', 'heatmap-title', `为什么是「${label}」？`),
+      el('p', 'heatmap-note', '正在逐字分析…'),
+    );
     try {
       const explanation = await run(controller.signal);
       if (this.controller === controller) this.render(target, label, explanation);
@@ -63,7 +66,11 @@ export class HeatmapView {
       const more = el('details', 'error-more');
       more.append(el('summary', '', '技术细节'), el('p', 'error-detail', detail));
       more.querySelector('p')!.lang = 'en';
-      target.replaceChildren(el('h3', 'heatmap-title', `为什么是「${label}」？`), el('p', 'heatmap-note', `分析失败：${title}`), more);
+      target.replaceChildren(
+        el('h3', 'heatmap-title', `为什么是「${label}」？`),
+        el('p', 'heatmap-note', `分析失败：${title}`),
+        more,
+      );
     }
   }
 
@@ -80,8 +87,11 @@ export class HeatmapView {
     const line = el('p', 'heatmap-text');
     explanation.tokens.forEach((token, index) => {
       const isMask = token.score === null;
-      const span = el('span', isMask ? 'heat-token heat-mask' : 'heat-token',
-        isMask ? '▢' : explanation.text.slice(token.start, token.end));
+      const span = el(
+        'span',
+        isMask ? 'heat-token heat-mask' : 'heat-token',
+        isMask ? '▢' : explanation.text.slice(token.start, token.end),
+      );
       span.dataset.testid = 'heatmap-token';
       const level = heat(token.score, strongest);
       if (level > 0) span.style.backgroundColor = `rgba(239, 68, 68, ${(0.12 + 0.68 * level).toFixed(3)})`;
@@ -94,14 +104,21 @@ export class HeatmapView {
       }
       if (!isMask) {
         span.title = `${token.token}：${token.score! >= 0 ? '+' : ''}${token.score!.toFixed(3)}`;
-        span.setAttribute('aria-label', `${token.token}${rank >= 0 ? `，第 ${rank + 1} 重要` : ''}，影响 ${token.score!.toFixed(2)}`);
+        span.setAttribute(
+          'aria-label',
+          `${token.token}${rank >= 0 ? `，第 ${rank + 1} 重要` : ''}，影响 ${token.score!.toFixed(2)}`,
+        );
       }
       line.append(span);
     });
     target.replaceChildren(
       el('h3', 'heatmap-title', `为什么是「${label}」？`),
       line,
-      el('p', 'heatmap-note', '红色越深，这个字越支持该候选（把它遮住后候选的对数概率下降越多）；蓝色表示它不利于该候选。①②③ 为最重要的三个字。'),
+      el(
+        'p',
+        'heatmap-note',
+        '红色越深，这个字越支持该候选（把它遮住后候选的对数概率下降越多）；蓝色表示它不利于该候选。①②③ 为最重要的三个字。',
+      ),
     );
   }
 }
@@ -111,31 +128,42 @@ export class HeatmapView {
  * word w shown as picked (-1: none, e.g. after a per-mask pick inside the word);
  * `onChoose(wordIndex, candidateIndex)` is called when a whole-word candidate is clicked.
  */
-export function renderWords(anchor: HTMLElement, result: Pick<FillResult, 'words'>, pressed: (wordIndex: number) => number,
-  onChoose: (wordIndex: number, candidateIndex: number) => void): void {
+export function renderWords(
+  anchor: HTMLElement,
+  result: Pick<FillResult, 'words'>,
+  pressed: (wordIndex: number) => number,
+  onChoose: (wordIndex: number, candidateIndex: number) => void,
+): void {
   const container = card(anchor, 'word-results', 'word-results');
   const words = result.words ?? [];
   container.hidden = words.length === 0;
-  container.replaceChildren(...words.map((word, wordIndex) => {
-    const section = el('section', 'card word-card');
-    const first = word.maskIndices[0]! + 1;
-    const last = word.maskIndices[word.maskIndices.length - 1]! + 1;
-    section.append(el('h3', 'word-title', `整词 · 第 ${first}–${last} 处（${word.maskIndices.length} 字连在一起预测）`));
-    const list = el('ul', 'word-candidates');
-    word.candidates.forEach((candidate, candidateIndex) => {
-      const button = el('button', 'word-candidate');
-      button.type = 'button';
-      button.dataset.testid = 'word-candidate';
-      button.dataset.text = candidate.text;
-      button.setAttribute('aria-pressed', String(pressed(wordIndex) === candidateIndex));
-      button.setAttribute('aria-label', `${candidate.text}，联合得分 ${formatPercent(candidate.score)}，点击填入`);
-      button.append(el('span', 'word-text', candidate.text), el('span', 'word-score', formatPercent(candidate.score)));
-      button.addEventListener('click', () => onChoose(wordIndex, candidateIndex));
-      const item = el('li', '');
-      item.append(button);
-      list.append(item);
-    });
-    section.append(list);
-    return section;
-  }));
+  container.replaceChildren(
+    ...words.map((word, wordIndex) => {
+      const section = el('section', 'card word-card');
+      const first = word.maskIndices[0]! + 1;
+      const last = word.maskIndices[word.maskIndices.length - 1]! + 1;
+      section.append(
+        el('h3', 'word-title', `整词 · 第 ${first}–${last} 处（${word.maskIndices.length} 字连在一起预测）`),
+      );
+      const list = el('ul', 'word-candidates');
+      word.candidates.forEach((candidate, candidateIndex) => {
+        const button = el('button', 'word-candidate');
+        button.type = 'button';
+        button.dataset.testid = 'word-candidate';
+        button.dataset.text = candidate.text;
+        button.setAttribute('aria-pressed', String(pressed(wordIndex) === candidateIndex));
+        button.setAttribute('aria-label', `${candidate.text}，联合得分 ${formatPercent(candidate.score)}，点击填入`);
+        button.append(
+          el('span', 'word-text', candidate.text),
+          el('span', 'word-score', formatPercent(candidate.score)),
+        );
+        button.addEventListener('click', () => onChoose(wordIndex, candidateIndex));
+        const item = el('li', '');
+        item.append(button);
+        list.append(item);
+      });
+      section.append(list);
+      return section;
+    }),
+  );
 }

@@ -89,7 +89,11 @@ export function initialChoice(result: MaskSlots & { words?: readonly WordSlots[]
 }
 
 /** The token a mask is filled with under `state`, or undefined (the mask keeps its text). */
-export function chosenToken(result: MaskSlots & { words?: readonly WordSlots[] }, state: Choice, maskIndex: number): string | undefined {
+export function chosenToken(
+  result: MaskSlots & { words?: readonly WordSlots[] },
+  state: Choice,
+  maskIndex: number,
+): string | undefined {
   const picked = state.choice[maskIndex] ?? 0;
   if (picked >= 0) return result.masks[maskIndex]?.candidates[picked]?.token;
   const words = result.words ?? [];
@@ -105,5 +109,8 @@ export function fillChosen(result: MaskSlots & { words?: readonly WordSlots[] },
     const token = chosenToken(result, state, index);
     return { ...mask, candidates: token === undefined ? [] : [{ token }] };
   });
-  return fillSentence({ text: result.text, masks }, masks.map(() => 0));
+  return fillSentence(
+    { text: result.text, masks },
+    masks.map(() => 0),
+  );
 }

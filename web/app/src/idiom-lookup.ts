@@ -32,7 +32,11 @@ export function findCompletedIdioms(text: string, spans: readonly FilledSpan[], 
   const matches: IdiomMatch[] = [];
   const starts = new Set<number>();
   for (const span of spans) {
-    for (let start = Math.max(0, span.start - IDIOM_LENGTH + 1); start < span.end && start + IDIOM_LENGTH <= text.length; start++) {
+    for (
+      let start = Math.max(0, span.start - IDIOM_LENGTH + 1);
+      start < span.end && start + IDIOM_LENGTH <= text.length;
+      start++
+    ) {
       starts.add(start);
     }
   }

@@ -78,10 +78,15 @@ let idioms: Promise<IdiomAsset | null> | null = null;
 let retryAction: (() => void) | null = null;
 const heatmap = new HeatmapView(ui.maskResults);
 
-const editor = new MaskEditor(byId<HTMLTextAreaElement>('input'), byId('editor-backdrop'), byId('input-warnings'), (text) => {
-  if (!ui.error.dataset.loadError) hideError();
-  markStale(current !== null && text !== current.result.text);
-});
+const editor = new MaskEditor(
+  byId<HTMLTextAreaElement>('input'),
+  byId('editor-backdrop'),
+  byId('input-warnings'),
+  (text) => {
+    if (!ui.error.dataset.loadError) hideError();
+    markStale(current !== null && text !== current.result.text);
+  },
+);
 
 /**
  * Marks the results as belonging to an older text (or not): dimmed under a note, "用作输入"
@@ -147,7 +152,10 @@ ui.errorRetry.addEventListener('click', () => {
 
 function describeEngine(tk: FillMaskModel): string {
   const s = tk.stats();
-  const threads = s.threads > 1 ? `${s.threads} 线程` : `单线程（${singleThreadReason(globalThis.crossOriginIsolated === true, s.threadsReason === 'requested')}）`;
+  const threads =
+    s.threads > 1
+      ? `${s.threads} 线程`
+      : `单线程（${singleThreadReason(globalThis.crossOriginIsolated === true, s.threadsReason === 'requested')}）`;
   ui.engine.title = s.threadsReason; // the runtime's own (English) words, on hover
   return `引擎 ${s.backend}${s.simd ? ' + SIMD' : ''} · ${threads} · 模型 ${s.model.name}`;
 }
@@ -221,8 +229,9 @@ async function withUnfiltered(tk: FillMaskModel, result: ShownResult, options: F
   const all = await tk.fill(result.text, { topK: options.topK, threshold: 0, signal: options.signal });
   return {
     ...result,
-    masks: result.masks.map((mask, i) => (mask.candidates.length > 0 ? mask
-      : { ...mask, candidates: all.masks[i]?.candidates ?? [], unfiltered: true })),
+    masks: result.masks.map((mask, i) =>
+      mask.candidates.length > 0 ? mask : { ...mask, candidates: all.masks[i]?.candidates ?? [], unfiltered: true },
+    ),
   };
 }
 
@@ -262,10 +271,14 @@ function show(result: ShownResult): void {
   ui.results.hidden = false;
   // On a phone the results start below the fold: bring them up, but never move what is already visible.
   if (ui.results.getBoundingClientRect().top > window.innerHeight * 0.8) {
-    ui.results.scrollIntoView({ behavior: matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth', block: 'start' });
+    ui.results.scrollIntoView({
+      behavior: matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth',
+      block: 'start',
+    });
   }
   const t = result.timings;
-  ui.timings.textContent = `分词 ${formatMs(t.tokenizeMs)} · 推理 ${result.cached ? '— (缓存命中)' : formatMs(t.inferenceMs)} · ` +
+  ui.timings.textContent =
+    `分词 ${formatMs(t.tokenizeMs)} · 推理 ${result.cached ? '— (缓存命中)' : formatMs(t.inferenceMs)} · ` +
     `解码 ${formatMs(t.decodeMs)} · 合计 ${formatMs(t.totalMs)}`;
   if (model) ui.engine.textContent = describeEngine(model);
   void reportMemory();
@@ -282,25 +295,35 @@ function pressedCandidate(result: ShownResult, state: Choice, maskIndex: number)
 /** The word pick shown as pressed: only while every mask of the word shows it. */
 function pressedWord(result: ShownResult, state: Choice, wordIndex: number): number {
   const word = result.words?.[wordIndex];
-  return word && word.maskIndices.every((i) => state.choice[i] === -1) ? state.wordPicks[wordIndex] ?? -1 : -1;
+  return word && word.maskIndices.every((i) => state.choice[i] === -1) ? (state.wordPicks[wordIndex] ?? -1) : -1;
 }
 
 function render(): void {
   if (!current) return;
   const { result, state } = current;
   current.filled = fillChosen(result, state);
-  renderMaskResults(ui.maskResults, result, (maskIndex) => pressedCandidate(result, state, maskIndex), (maskIndex, candidateIndex) => {
-    state.choice[maskIndex] = candidateIndex;
-    render();
-    if (stale) return; // the old text's heatmap would not match what the user sees in the editor
-    const { token } = result.masks[maskIndex]!.candidates[candidateIndex]!;
-    void heatmap.show(token, (signal) => model!.explain(result.text, maskIndex, token, { signal }));
-  });
-  renderWords(ui.maskResults, result, (wordIndex) => pressedWord(result, state, wordIndex), (wordIndex, candidateIndex) => {
-    state.wordPicks[wordIndex] = candidateIndex;
-    for (const index of result.words![wordIndex]!.maskIndices) state.choice[index] = -1;
-    render();
-  });
+  renderMaskResults(
+    ui.maskResults,
+    result,
+    (maskIndex) => pressedCandidate(result, state, maskIndex),
+    (maskIndex, candidateIndex) => {
+      state.choice[maskIndex] = candidateIndex;
+      render();
+      if (stale) return; // the old text's heatmap would not match what the user sees in the editor
+      const { token } = result.masks[maskIndex]!.candidates[candidateIndex]!;
+      void heatmap.show(token, (signal) => model!.explain(result.text, maskIndex, token, { signal }));
+    },
+  );
+  renderWords(
+    ui.maskResults,
+    result,
+    (wordIndex) => pressedWord(result, state, wordIndex),
+    (wordIndex, candidateIndex) => {
+      state.wordPicks[wordIndex] = candidateIndex;
+      for (const index of result.words![wordIndex]!.maskIndices) state.choice[index] = -1;
+      render();
+    },
+  );
   renderFilled(ui.filled, current.filled);
   ui.copyFeedback.textContent = '';
   void showIdiom(current.filled);

@@ -40,7 +40,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 
 function whenControlled(): Promise<void> {
   if (navigator.serviceWorker.controller) return Promise.resolve();
-  return new Promise((resolve) => navigator.serviceWorker.addEventListener('controllerchange', () => resolve(), { once: true }));
+  return new Promise((resolve) =>
+    navigator.serviceWorker.addEventListener('controllerchange', () => resolve(), { once: true }),
+  );
 }
 
 /** Resolves when `worker` is activated; rejects when it becomes redundant (its install failed). */
@@ -48,7 +50,8 @@ function whenActivated(worker: ServiceWorker): Promise<void> {
   return new Promise((resolve, reject) => {
     const check = () => {
       if (worker.state === 'activated') resolve();
-      else if (worker.state === 'redundant') reject(new Error('the service worker failed to install (see the console of the worker)'));
+      else if (worker.state === 'redundant')
+        reject(new Error('the service worker failed to install (see the console of the worker)'));
     };
     worker.addEventListener('statechange', check);
     check();
@@ -93,7 +96,8 @@ export async function startServiceWorker(hooks: ServiceWorkerHooks): Promise<Ser
   if (!('serviceWorker' in navigator) || !isSecureContext) return 'none';
   const onMessage = (event: MessageEvent) => {
     const data = event.data as { type?: string; loaded?: number; total?: number } | null;
-    if (data?.type === 'tiankong-precache') hooks.onPrecacheProgress({ loaded: data.loaded ?? 0, total: data.total ?? 0 });
+    if (data?.type === 'tiankong-precache')
+      hooks.onPrecacheProgress({ loaded: data.loaded ?? 0, total: data.total ?? 0 });
   };
   navigator.serviceWorker.addEventListener('message', onMessage);
   let registration: ServiceWorkerRegistration;

@@ -10,7 +10,9 @@ import { formatPercent } from './format.js';
 import type { CandidateSource, FillResult } from './runtime.js';
 
 /** A fill result as the page shows it: a mask may carry `unfiltered` candidates (the filters hid all of its own). */
-export type ShownResult = Omit<FillResult, 'masks'> & { masks: Array<FillResult['masks'][number] & { unfiltered?: boolean }> };
+export type ShownResult = Omit<FillResult, 'masks'> & {
+  masks: Array<FillResult['masks'][number] & { unfiltered?: boolean }>;
+};
 
 const CONTEXT_CHARS = 6;
 
@@ -65,8 +67,12 @@ function sourceLine(source: CandidateSource): HTMLElement {
     return line;
   }
   const who = `${source.author}${source.title ? `《${source.title}》` : ''}`;
-  line.append(el('span', 'source-label', '出处'), el('span', 'source-title', who || source.work),
-    el('span', 'source-work', source.author || source.title ? source.work : ''), el('span', 'source-text', source.text));
+  line.append(
+    el('span', 'source-label', '出处'),
+    el('span', 'source-title', who || source.work),
+    el('span', 'source-work', source.author || source.title ? source.work : ''),
+    el('span', 'source-text', source.text),
+  );
   return line;
 }
 
@@ -74,8 +80,12 @@ function sourceLine(source: CandidateSource): HTMLElement {
  * Renders one card per mask into `container`. `pressed(i)` is the candidate shown as picked for
  * mask i (-1: none); `onChoose(mask, candidate)` is called when the user picks another.
  */
-export function renderMaskResults(container: HTMLElement, result: ShownResult, pressed: (maskIndex: number) => number,
-  onChoose: (maskIndex: number, candidateIndex: number) => void): void {
+export function renderMaskResults(
+  container: HTMLElement,
+  result: ShownResult,
+  pressed: (maskIndex: number) => number,
+  onChoose: (maskIndex: number, candidateIndex: number) => void,
+): void {
   const cards = result.masks.map((mask, maskIndex) => {
     const card = el('section', 'card mask-card');
     card.dataset.testid = 'mask-result';
@@ -83,12 +93,18 @@ export function renderMaskResults(container: HTMLElement, result: ShownResult, p
     card.setAttribute('aria-labelledby', titleId);
     const title = el('h3', 'mask-title');
     title.id = titleId;
-    title.append(el('span', '', result.masks.length > 1 ? `第 ${maskIndex + 1} 处` : '候选'), maskContext(result, maskIndex));
+    title.append(
+      el('span', '', result.masks.length > 1 ? `第 ${maskIndex + 1} 处` : '候选'),
+      maskContext(result, maskIndex),
+    );
 
     const list = el('ul', mask.unfiltered ? 'candidates unfiltered' : 'candidates');
     if (mask.unfiltered) {
-      const note = el('li', 'candidates-note',
-        `没有候选符合当前的筛选条件（最低概率、候选范围）。下面灰色的是不经筛选的前 ${mask.candidates.length} 个，仍可点选；可在“选项”里放宽条件。`);
+      const note = el(
+        'li',
+        'candidates-note',
+        `没有候选符合当前的筛选条件（最低概率、候选范围）。下面灰色的是不经筛选的前 ${mask.candidates.length} 个，仍可点选；可在“选项”里放宽条件。`,
+      );
       note.dataset.testid = 'candidates-note';
       list.append(note);
     }
@@ -98,8 +114,15 @@ export function renderMaskResults(container: HTMLElement, result: ShownResult, p
       button.dataset.testid = 'candidate';
       button.dataset.token = candidate.token;
       button.setAttribute('aria-pressed', String(pressed(maskIndex) === candidateIndex));
-      button.setAttribute('aria-label', `${candidate.token}，概率 ${formatPercent(candidate.score)}${mask.unfiltered ? '（不符合筛选条件）' : ''}，点击填入`);
-      button.append(el('span', 'candidate-token', candidate.token), bar(candidate.score), el('span', 'candidate-score', formatPercent(candidate.score)));
+      button.setAttribute(
+        'aria-label',
+        `${candidate.token}，概率 ${formatPercent(candidate.score)}${mask.unfiltered ? '（不符合筛选条件）' : ''}，点击填入`,
+      );
+      button.append(
+        el('span', 'candidate-token', candidate.token),
+        bar(candidate.score),
+        el('span', 'candidate-score', formatPercent(candidate.score)),
+      );
       button.addEventListener('click', () => onChoose(maskIndex, candidateIndex));
       const item = el('li', '');
       item.append(button);
@@ -114,7 +137,11 @@ export function renderMaskResults(container: HTMLElement, result: ShownResult, p
     if (mask.other > 0.0005) {
       const other = el('li', 'other');
       other.setAttribute('aria-label', `其他候选合计 ${formatPercent(mask.other)}`);
-      other.append(el('span', 'other-label', '其他'), bar(mask.other), el('span', 'other-score', formatPercent(mask.other)));
+      other.append(
+        el('span', 'other-label', '其他'),
+        bar(mask.other),
+        el('span', 'other-score', formatPercent(mask.other)),
+      );
       list.append(other);
     }
     card.append(title, list);
@@ -125,9 +152,11 @@ export function renderMaskResults(container: HTMLElement, result: ShownResult, p
 
 /** Renders the filled sentence, the filled tokens highlighted. */
 export function renderFilled(target: HTMLElement, filled: Filled): void {
-  target.replaceChildren(...filled.parts.map((part) => {
-    if (part.maskIndex === undefined) return document.createTextNode(part.text);
-    const mark = el('mark', 'filled-token', part.text);
-    return mark;
-  }));
+  target.replaceChildren(
+    ...filled.parts.map((part) => {
+      if (part.maskIndex === undefined) return document.createTextNode(part.text);
+      const mark = el('mark', 'filled-token', part.text);
+      return mark;
+    }),
+  );
 }

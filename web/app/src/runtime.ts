@@ -5,7 +5,14 @@
  */
 import type { CreateFillMaskOptions, FillMaskModel } from '../../src/types.js';
 
-export type { CandidateSource, FillMaskModel, FillOptions, FillResult, FillMaskStats, LoadProgress } from '../../src/types.js';
+export type {
+  CandidateSource,
+  FillMaskModel,
+  FillOptions,
+  FillResult,
+  FillMaskStats,
+  LoadProgress,
+} from '../../src/types.js';
 
 export interface RuntimeModule {
   createFillMask(options: CreateFillMaskOptions): Promise<FillMaskModel>;
@@ -13,7 +20,10 @@ export interface RuntimeModule {
 
 /** An app-level failure with a code the page has a message for (see messages.ts). */
 export class AppError extends Error {
-  constructor(readonly code: 'RUNTIME_LOAD', message: string) {
+  constructor(
+    readonly code: 'RUNTIME_LOAD',
+    message: string,
+  ) {
     super(message);
   }
 }

@@ -145,11 +145,14 @@ export interface RunsUpdate {
 /** The runs after `update` (the kept tail shifted). */
 export function applyRunsUpdate(runs: readonly Run[], { head, tail, middle, delta }: RunsUpdate): Run[] {
   const kept = runs.slice(runs.length - tail);
-  const shifted = delta === 0 ? kept : kept.map((run) => ({
-    start: run.start + delta,
-    end: run.end + delta,
-    ...(run.mark ? { mark: { ...run.mark, start: run.mark.start + delta, end: run.mark.end + delta } } : {}),
-  }));
+  const shifted =
+    delta === 0
+      ? kept
+      : kept.map((run) => ({
+          start: run.start + delta,
+          end: run.end + delta,
+          ...(run.mark ? { mark: { ...run.mark, start: run.mark.start + delta, end: run.mark.end + delta } } : {}),
+        }));
   return [...runs.slice(0, head), ...middle, ...shifted];
 }
 
@@ -159,12 +162,21 @@ export function applyRunsUpdate(runs: readonly Run[], { head, tail, middle, delt
  * thousands of marks costs a scan of the edited region, not of everything).
  * Equivalent to runsOf(next): marks never overlap and are at most EDIT_MARGIN units long.
  */
-export function updateRuns(previous: string, runs: readonly Run[], next: string, find: MarkFinder = findMarks): RunsUpdate {
+export function updateRuns(
+  previous: string,
+  runs: readonly Run[],
+  next: string,
+  find: MarkFinder = findMarks,
+): RunsUpdate {
   const limit = Math.min(previous.length, next.length);
   let prefix = 0;
   while (prefix < limit && previous.charCodeAt(prefix) === next.charCodeAt(prefix)) prefix++;
   let suffix = 0;
-  while (suffix < limit - prefix && previous.charCodeAt(previous.length - 1 - suffix) === next.charCodeAt(next.length - 1 - suffix)) suffix++;
+  while (
+    suffix < limit - prefix &&
+    previous.charCodeAt(previous.length - 1 - suffix) === next.charCodeAt(next.length - 1 - suffix)
+  )
+    suffix++;
   const delta = next.length - previous.length;
   const dirtyFrom = Math.max(0, prefix - EDIT_MARGIN);
   const dirtyTo = Math.min(previous.length, previous.length - suffix + EDIT_MARGIN);

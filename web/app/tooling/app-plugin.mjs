@@ -38,7 +38,9 @@ const GENERATED = /^(core\/wasm|ort|vendor)\//;
  * Package files the page never loads: the Node-only modules and the pthread build of the core
  * (the runtime always runs the single-threaded core; ONNX Runtime owns the inference threads).
  */
-const NEVER_LOADED = new RegExp(`^${RUNTIME_DIR}/(${NODE_ONLY.source.slice(1, -1)}|core/wasm/tiankong-core-threads\\.[a-z.]+)$`);
+const NEVER_LOADED = new RegExp(
+  `^${RUNTIME_DIR}/(${NODE_ONLY.source.slice(1, -1)}|core/wasm/tiankong-core-threads\\.[a-z.]+)$`,
+);
 /** Output files that are not precached: the worker itself, precompressed variants and what the page never loads. */
 const isPrecached = (url) => url !== 'sw.js' && !/\.(br|gz)$/.test(url) && !NEVER_LOADED.test(url);
 /** Precached only when the page first fetches them (big, and not needed for a first answer). */
@@ -55,10 +57,15 @@ function resolveInputs(options) {
   const runtimeDir = path.resolve(options.runtimeDir ?? process.env.TIANKONG_RUNTIME_DIR ?? path.join(REPO, 'dist'));
   const modelDir = path.resolve(options.modelDir ?? process.env.TIANKONG_MODEL_DIR ?? path.join(REPO, 'model/default'));
   const entry = ['browser.js', 'index.js'].find((f) => existsSync(path.join(runtimeDir, f)));
-  if (!entry) fail(`${runtimeDir} has no browser.js or index.js: build the runtime first (npx tsc -p web/tsconfig.json, or bash scripts/build)`);
+  if (!entry)
+    fail(
+      `${runtimeDir} has no browser.js or index.js: build the runtime first (npx tsc -p web/tsconfig.json, or bash scripts/build)`,
+    );
   if (!existsSync(path.join(modelDir, 'model.json'))) {
-    fail(`${modelDir} has no model.json. Train and export the default model (scripts/train-default-model), ` +
-      'or set TIANKONG_MODEL_DIR to an exported model directory (scripts/make-test-model OUT makes a tiny one in OUT/mask-only)');
+    fail(
+      `${modelDir} has no model.json. Train and export the default model (scripts/train-default-model), ` +
+        'or set TIANKONG_MODEL_DIR to an exported model directory (scripts/make-test-model OUT makes a tiny one in OUT/mask-only)',
+    );
   }
   const manifest = JSON.parse(readFileSync(path.join(modelDir, 'model.json'), 'utf8'));
   for (const file of Object.keys(manifest.files ?? {})) {
@@ -75,7 +82,8 @@ function listFiles(dir, base = dir) {
 }
 
 /** Static relative imports, as tsc writes them (one statement a line). */
-const STATIC_IMPORT = /^(?:import|export)\b[^;'"]*?\bfrom\s*(['"])(\.{1,2}\/[^'"\n]+)\1|^import\s*(['"])(\.{1,2}\/[^'"\n]+)\3/gm;
+const STATIC_IMPORT =
+  /^(?:import|export)\b[^;'"]*?\bfrom\s*(['"])(\.{1,2}\/[^'"\n]+)\1|^import\s*(['"])(\.{1,2}\/[^'"\n]+)\3/gm;
 
 /** `entry` and every module it imports statically (relative imports), paths relative to `dir`. */
 export function runtimeGraph(dir, entry) {
@@ -117,8 +125,12 @@ export function precacheManifest(outDir, modelManifest) {
       (LAZY.has(url) ? lazy : app).push({ url, revision: sha256(bytes).slice(0, 16), bytes: bytes.length });
     }
   }
-  const version = sha256([...app, ...lazy].map((e) => `${e.url} ${e.revision}`).concat(model.map((e) => `${e.url} ${e.sha256}`))
-    .join('\n')).slice(0, 12);
+  const version = sha256(
+    [...app, ...lazy]
+      .map((e) => `${e.url} ${e.revision}`)
+      .concat(model.map((e) => `${e.url} ${e.sha256}`))
+      .join('\n'),
+  ).slice(0, 12);
   return { version, app, lazy, model };
 }
 
@@ -158,23 +170,40 @@ export function tiankongApp(options = {}) {
     transformIndexHtml(html) {
       // The runtime's main-thread modules, fetched in parallel with the page instead of one import level at a time.
       const preload = runtimeGraph(inputs.runtimeDir, inputs.entry)
-        .map((file) => `<link rel="modulepreload" href="./${RUNTIME_DIR}/${file}" />`).join('\n    ');
-      return html.replace('__TIANKONG_CSP__', CONTENT_SECURITY_POLICY_META).replace('</head>', `    ${preload}\n  </head>`);
+        .map((file) => `<link rel="modulepreload" href="./${RUNTIME_DIR}/${file}" />`)
+        .join('\n    ');
+      return html
+        .replace('__TIANKONG_CSP__', CONTENT_SECURITY_POLICY_META)
+        .replace('</head>', `    ${preload}\n  </head>`);
     },
     generateBundle() {
       for (const [name, { size, maskable }] of Object.entries(ICONS)) {
         this.emitFile({ type: 'asset', fileName: `icons/${name}`, source: renderIcon(size, { maskable }) });
       }
-      this.emitFile({ type: 'asset', fileName: 'manifest.webmanifest', source: JSON.stringify(webManifest(), null, 2) });
-      this.emitFile({ type: 'asset', fileName: 'idioms.json', source: readFileSync(options.idiomsJson ?? COMMITTED_IDIOMS_JSON) });
+      this.emitFile({
+        type: 'asset',
+        fileName: 'manifest.webmanifest',
+        source: JSON.stringify(webManifest(), null, 2),
+      });
+      this.emitFile({
+        type: 'asset',
+        fileName: 'idioms.json',
+        source: readFileSync(options.idiomsJson ?? COMMITTED_IDIOMS_JSON),
+      });
     },
     async closeBundle() {
       const { runtimeDir, modelDir, manifest } = inputs;
       const runtimeOut = path.join(outDir, RUNTIME_DIR);
       cpSync(runtimeDir, runtimeOut, { recursive: true, filter: (src) => !RUNTIME_SKIP.test(src) });
       // The package's own modules: its top level and folders, without the generated glue.
-      const browserModules = listFiles(runtimeOut).filter((f) => /\.m?js$/.test(f) && !GENERATED.test(f) && !NODE_ONLY.test(f));
-      vendorBareImports(runtimeOut, browserModules.map((f) => path.join(runtimeOut, f)), REPO);
+      const browserModules = listFiles(runtimeOut).filter(
+        (f) => /\.m?js$/.test(f) && !GENERATED.test(f) && !NODE_ONLY.test(f),
+      );
+      vendorBareImports(
+        runtimeOut,
+        browserModules.map((f) => path.join(runtimeOut, f)),
+        REPO,
+      );
       for (const file of ['model.json', ...Object.keys(manifest.files)]) {
         cpSync(path.join(modelDir, file), path.join(outDir, MODEL_DIR, file));
       }
@@ -192,15 +221,22 @@ export function tiankongApp(options = {}) {
           emptyOutDir: false,
           target: 'es2022',
           minify: true,
-          lib: { entry: path.join(APP_DIR, 'src/sw/sw.ts'), formats: ['iife'], name: 'tiankongServiceWorker', fileName: () => 'sw.js' },
+          lib: {
+            entry: path.join(APP_DIR, 'src/sw/sw.ts'),
+            formats: ['iife'],
+            name: 'tiankongServiceWorker',
+            fileName: () => 'sw.js',
+          },
         },
       });
       const compressed = await precompressDir(outDir, { cacheDir: PRECOMPRESS_CACHE });
       const appBytes = precache.app.reduce((s, e) => s + e.bytes, 0);
       const modelBytes = precache.model.reduce((s, e) => s + e.bytes, 0);
-      console.log(`tiankong app: version ${precache.version}; precache ${precache.app.length} app files ` +
-        `(${(appBytes / 1e6).toFixed(1)} MB) + model "${manifest.name}" (${(modelBytes / 1e6).toFixed(1)} MB from ${modelDir}); ` +
-        `${compressed.files} files precompressed: ${(compressed.bytes / 1e6).toFixed(1)} MB -> ${(compressed.br / 1e6).toFixed(1)} MB brotli`);
+      console.log(
+        `tiankong app: version ${precache.version}; precache ${precache.app.length} app files ` +
+          `(${(appBytes / 1e6).toFixed(1)} MB) + model "${manifest.name}" (${(modelBytes / 1e6).toFixed(1)} MB from ${modelDir}); ` +
+          `${compressed.files} files precompressed: ${(compressed.bytes / 1e6).toFixed(1)} MB -> ${(compressed.br / 1e6).toFixed(1)} MB brotli`,
+      );
     },
   };
 }

@@ -21,7 +21,8 @@ export const DEFAULT_IDIOMS_CSV = dataPath('idioms/idioms.csv');
 export const COMMITTED_IDIOMS_JSON = fileURLToPath(new URL('../data/idioms.json', import.meta.url));
 
 /** Where the data comes from and under which licences (also in web/app/data/README.md). */
-export const IDIOMS_LICENSE = 'chinese-xinhua (github.com/pwxcoo/chinese-xinhua) idiom data: MIT, Copyright (c) 2018 PWXCOO; ' +
+export const IDIOMS_LICENSE =
+  'chinese-xinhua (github.com/pwxcoo/chinese-xinhua) idiom data: MIT, Copyright (c) 2018 PWXCOO; ' +
   'the idioms.csv file it was taken from: MPL-2.0. See web/app/data/LICENSE-chinese-xinhua-MIT and LICENSE-MPL-2.0.md.';
 
 /**

@@ -62,13 +62,15 @@ export async function precompressDir(dir, { cacheDir, concurrency = 2 } = {}) {
         continue;
       }
       const hash = createHash('sha256').update(bytes).digest('hex');
-      const br = await cached(cacheDir, `${hash}.br`, () => brotli(bytes, {
-        params: {
-          [zlib.constants.BROTLI_PARAM_QUALITY]: 11,
-          [zlib.constants.BROTLI_PARAM_LGWIN]: 24,
-          [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length,
-        },
-      }));
+      const br = await cached(cacheDir, `${hash}.br`, () =>
+        brotli(bytes, {
+          params: {
+            [zlib.constants.BROTLI_PARAM_QUALITY]: 11,
+            [zlib.constants.BROTLI_PARAM_LGWIN]: 24,
+            [zlib.constants.BROTLI_PARAM_SIZE_HINT]: bytes.length,
+          },
+        }),
+      );
       const gz = await cached(cacheDir, `${hash}.gz`, () => gzip(bytes, { level: 9 }));
       const worth = (variant) => variant.length <= bytes.length * (1 - MIN_SAVING);
       if (worth(br)) writeFileSync(`${file}.br`, br);

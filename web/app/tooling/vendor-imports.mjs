@@ -43,7 +43,8 @@ function findPackageJson(name, fromDir) {
   for (let dir = path.resolve(fromDir); ; dir = path.dirname(dir)) {
     const candidate = path.join(dir, 'node_modules', name, 'package.json');
     if (existsSync(candidate)) return candidate;
-    if (path.dirname(dir) === dir) throw new Error(`cannot find the package "${name}" (npm install it) from ${fromDir}`);
+    if (path.dirname(dir) === dir)
+      throw new Error(`cannot find the package "${name}" (npm install it) from ${fromDir}`);
   }
 }
 
@@ -82,7 +83,10 @@ export function vendorBareImports(packageDir, files, resolveFrom) {
         }
         vendored[specifier] = path.relative(packageDir, target).split(path.sep).join('/');
       }
-      let relative = path.relative(path.dirname(file), path.join(packageDir, vendored[specifier])).split(path.sep).join('/');
+      let relative = path
+        .relative(path.dirname(file), path.join(packageDir, vendored[specifier]))
+        .split(path.sep)
+        .join('/');
       if (!relative.startsWith('.')) relative = `./${relative}`;
       return `${lead}${quote}${relative}${quote}`;
     });

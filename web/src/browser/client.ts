@@ -7,16 +7,26 @@ import { TiankongError, abortError, deserializeError } from '../errors.js';
 import type { FillMaskStats, LoadProgress } from '../types.js';
 import type { Reply, Request } from './protocol.js';
 
-type Pending = { resolve(value: unknown): void; reject(error: TiankongError): void; onProgress?: (p: LoadProgress) => void };
+type Pending = {
+  resolve(value: unknown): void;
+  reject(error: TiankongError): void;
+  onProgress?: (p: LoadProgress) => void;
+};
 
 /** Why the Worker died: offline before worker.js was ever downloaded, or a load/bundling problem. */
 function workerError(event: ErrorEvent): TiankongError {
   if (!event.message && typeof navigator !== 'undefined' && navigator.onLine === false) {
-    return new TiankongError('NETWORK', 'tiankong: the browser is offline, so the runtime\'s Worker (worker.js) could not be ' +
-      'downloaded; connect and try again (an app can precache it with a service worker to work offline)');
+    return new TiankongError(
+      'NETWORK',
+      "tiankong: the browser is offline, so the runtime's Worker (worker.js) could not be " +
+        'downloaded; connect and try again (an app can precache it with a service worker to work offline)',
+    );
   }
-  return new TiankongError('UNSUPPORTED', `tiankong: the Worker failed: ${event.message || 'could not load worker.js'}; ` +
-    'make sure your bundler serves the package\'s dist/worker.js as a module worker');
+  return new TiankongError(
+    'UNSUPPORTED',
+    `tiankong: the Worker failed: ${event.message || 'could not load worker.js'}; ` +
+      "make sure your bundler serves the package's dist/worker.js as a module worker",
+  );
 }
 
 /** Request/response bookkeeping over one Worker. */
@@ -35,7 +45,10 @@ export class WorkerClient {
   }
 
   /** Sends a request; `signal` cancels it (the Worker skips it if it has not started). */
-  request(message: DistributiveOmit<Request, 'id'>, options: { transfer?: Transferable[]; signal?: AbortSignal; onProgress?: (p: LoadProgress) => void } = {}): Promise<unknown> {
+  request(
+    message: DistributiveOmit<Request, 'id'>,
+    options: { transfer?: Transferable[]; signal?: AbortSignal; onProgress?: (p: LoadProgress) => void } = {},
+  ): Promise<unknown> {
     if (this.failure) return Promise.reject(this.failure);
     const { signal } = options;
     try {
@@ -54,8 +67,14 @@ export class WorkerClient {
       signal?.addEventListener('abort', onAbort, { once: true });
       const done = () => signal?.removeEventListener('abort', onAbort);
       this.pending.set(id, {
-        resolve: (value) => { done(); resolve(value); },
-        reject: (error) => { done(); reject(error); },
+        resolve: (value) => {
+          done();
+          resolve(value);
+        },
+        reject: (error) => {
+          done();
+          reject(error);
+        },
         onProgress: options.onProgress,
       });
       this.worker.postMessage({ ...message, id } as Request, options.transfer ?? []);

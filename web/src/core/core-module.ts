@@ -89,7 +89,13 @@ export interface WasmMemory {
   info(): MemoryInfo;
   /** Candidate ids the memory proposes for mask number `target`. */
   propose(ids: Int32Array, maskPositions: Int32Array, target: number): Int32Array;
-  evidence(ids: Int32Array, maskPositions: Int32Array, target: number, candidates: Int32Array, minHitStrength: number): MemoryEvidence;
+  evidence(
+    ids: Int32Array,
+    maskPositions: Int32Array,
+    target: number,
+    candidates: Int32Array,
+    minHitStrength: number,
+  ): MemoryEvidence;
   /** Work, title, author and the sentence of a hit (hitText, hitUnit from a decoded row). */
   source(text: number, unit: number): { work: string; title: string; author: string; text: string };
   /** log P(token) in the corpus, per vocabulary id. */
@@ -138,8 +144,13 @@ export interface WasmDecoder {
    * `maskPositions` (row r = the blank at ids[maskPositions[r]]) are required by a decoder with a
    * memory and ignored otherwise (pass undefined).
    */
-  decode(logits: Float32Array, nRows: number, vocabSize: number, ids: Int32Array | undefined,
-    maskPositions: Int32Array | undefined): DecodedRow[];
+  decode(
+    logits: Float32Array,
+    nRows: number,
+    vocabSize: number,
+    ids: Int32Array | undefined,
+    maskPositions: Int32Array | undefined,
+  ): DecodedRow[];
   delete(): void;
 }
 

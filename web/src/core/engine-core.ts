@@ -21,11 +21,17 @@ export async function loadEngineCore(baseUrl?: string): Promise<LoadedCore> {
   try {
     if (baseUrl) {
       const folder = folderUrl(baseUrl, import.meta.url);
-      const { default: factory } = await import(/* @vite-ignore */ new URL('tiankong-core.mjs', folder).href) as { default: EmscriptenFactory };
+      const { default: factory } = (await import(/* @vite-ignore */ new URL('tiankong-core.mjs', folder).href)) as {
+        default: EmscriptenFactory;
+      };
       return await startCore(factory, { variant: 'single', reason }, {}, folder);
     }
-    return await startCore(singleCore, { variant: 'single', reason },
-      { 'tiankong-core.wasm': new URL('./wasm/tiankong-core.wasm', import.meta.url) }, new URL(WASM_FOLDER, import.meta.url));
+    return await startCore(
+      singleCore,
+      { variant: 'single', reason },
+      { 'tiankong-core.wasm': new URL('./wasm/tiankong-core.wasm', import.meta.url) },
+      new URL(WASM_FOLDER, import.meta.url),
+    );
   } catch (error) {
     throw new TiankongError('UNSUPPORTED', `tiankong: the WebAssembly core failed to load: ${describe(error)}`);
   }

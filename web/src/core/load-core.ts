@@ -11,11 +11,26 @@
  * import.meta.url)`, so bundlers (Vite, webpack 5, Rollup, esbuild with its asset loaders) find
  * and emit them without configuration. Only an explicit `baseUrl` loads them from elsewhere.
  */
-import { type CoreVariant, type EmscriptenFactory, type LoadCoreOptions, type LoadedCore, chooseVariant, detectEnvironment, folderUrl,
-  startCore } from './start-core.js';
+import {
+  type CoreVariant,
+  type EmscriptenFactory,
+  type LoadCoreOptions,
+  type LoadedCore,
+  chooseVariant,
+  detectEnvironment,
+  folderUrl,
+  startCore,
+} from './start-core.js';
 
 export { COOP_COEP_HINT, chooseVariant, detectEnvironment, startCore } from './start-core.js';
-export type { CoreEnvironment, CoreVariant, EmscriptenFactory, LoadCoreOptions, LoadedCore, VariantChoice } from './start-core.js';
+export type {
+  CoreEnvironment,
+  CoreVariant,
+  EmscriptenFactory,
+  LoadCoreOptions,
+  LoadedCore,
+  VariantChoice,
+} from './start-core.js';
 
 /** Not a literal at the call site: bundlers would try to emit the folder itself. */
 const WASM_FOLDER = './wasm/';
@@ -46,13 +61,20 @@ export async function loadCore(options: LoadCoreOptions = {}): Promise<LoadedCor
   if (choice.warning) (options.onWarning ?? console.warn)(choice.warning);
   const build = BUILDS[choice.variant];
   const folder = options.baseUrl === undefined ? null : folderUrl(options.baseUrl, import.meta.url);
-  const loaderUrl = folder ? new URL(BUILD_FILES[choice.variant], folder).href : `./wasm/${BUILD_FILES[choice.variant]}`;
+  const loaderUrl = folder
+    ? new URL(BUILD_FILES[choice.variant], folder).href
+    : `./wasm/${BUILD_FILES[choice.variant]}`;
   let factory: EmscriptenFactory;
   try {
     // An explicit baseUrl is a runtime URL (the bundler cannot know it); the default is a literal import.
-    factory = (folder ? (await import(/* @vite-ignore */ loaderUrl)) as { default: EmscriptenFactory } : await build.load()).default;
+    factory = (
+      folder ? ((await import(/* @vite-ignore */ loaderUrl)) as { default: EmscriptenFactory }) : await build.load()
+    ).default;
   } catch (error) {
-    throw new Error(`tiankong: cannot load the ${choice.variant} core from ${loaderUrl} (run scripts/build-wasm?): ${String(error)}`);
+    throw new Error(
+      `tiankong: cannot load the ${choice.variant} core from ${loaderUrl} (run scripts/build-wasm?): ${String(error)}`,
+      { cause: error },
+    );
   }
   return startCore(factory, choice, folder ? {} : build.files(), folder ?? new URL(WASM_FOLDER, import.meta.url));
 }

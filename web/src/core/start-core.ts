@@ -61,7 +61,9 @@ export function chooseVariant(env: CoreEnvironment, requested: CoreVariant | 'au
   if (requested === 'single') return { variant: 'single', reason: 'single-threaded build requested' };
   if (requested === 'threads') {
     if (!threadsUsable) {
-      throw new Error(`tiankong: the threaded core needs SharedArrayBuffer, which this page cannot use; ${COOP_COEP_HINT}`);
+      throw new Error(
+        `tiankong: the threaded core needs SharedArrayBuffer, which this page cannot use; ${COOP_COEP_HINT}`,
+      );
     }
     return { variant: 'threads', reason: 'threaded build requested' };
   }
@@ -71,7 +73,10 @@ export function chooseVariant(env: CoreEnvironment, requested: CoreVariant | 'au
       reason: env.isNode ? 'Node.js: worker threads and SharedArrayBuffer available' : 'page is cross-origin isolated',
     };
   }
-  const why = env.isNode || env.crossOriginIsolated ? 'SharedArrayBuffer is unavailable' : 'the page is not cross-origin isolated';
+  const why =
+    env.isNode || env.crossOriginIsolated
+      ? 'SharedArrayBuffer is unavailable'
+      : 'the page is not cross-origin isolated';
   return {
     variant: 'single',
     reason: `${why}: using the single-threaded build`,
@@ -79,14 +84,20 @@ export function chooseVariant(env: CoreEnvironment, requested: CoreVariant | 'au
   };
 }
 
-export type EmscriptenFactory = (moduleArg: { locateFile(path: string, scriptDirectory: string): string }) => Promise<CoreModule>;
+export type EmscriptenFactory = (moduleArg: {
+  locateFile(path: string, scriptDirectory: string): string;
+}) => Promise<CoreModule>;
 
 /**
  * Runs `factory` with its files at `files` (name → URL; other names resolve against `folder`).
  * Emscripten reads files with fs in Node (wants a path) and with fetch elsewhere (a URL).
  */
-export async function startCore(factory: EmscriptenFactory, choice: { variant: CoreVariant; reason: string },
-  files: Record<string, URL>, folder: URL): Promise<LoadedCore> {
+export async function startCore(
+  factory: EmscriptenFactory,
+  choice: { variant: CoreVariant; reason: string },
+  files: Record<string, URL>,
+  folder: URL,
+): Promise<LoadedCore> {
   const env = detectEnvironment();
   const locate = (file: string): string => {
     const url = files[file] ?? new URL(file, folder);
@@ -96,7 +107,9 @@ export async function startCore(factory: EmscriptenFactory, choice: { variant: C
   try {
     module = await factory({ locateFile: (path) => locate(path) });
   } catch (error) {
-    throw new Error(`tiankong: the ${choice.variant} core failed to start (${locate('')}): ${String(error)}`);
+    throw new Error(`tiankong: the ${choice.variant} core failed to start (${locate('')}): ${String(error)}`, {
+      cause: error,
+    });
   }
   return {
     module,

@@ -30,8 +30,12 @@ export function tokenizerOptions(settings: WordPieceSettings): TokenizerOptions 
  * on Windows add one) is not part of the first token. Throws BAD_MODEL `tiankong: <where>: …` when
  * the core rejects the vocabulary. The caller owns the result (`delete()` it).
  */
-export function newTokenizer(module: CoreModule, vocabBytes: Uint8Array, settings: WordPieceSettings,
-  where: string): WasmTokenizer {
+export function newTokenizer(
+  module: CoreModule,
+  vocabBytes: Uint8Array,
+  settings: WordPieceSettings,
+  where: string,
+): WasmTokenizer {
   const bom = vocabBytes[0] === 0xef && vocabBytes[1] === 0xbb && vocabBytes[2] === 0xbf;
   try {
     return new module.Tokenizer(bom ? vocabBytes.subarray(3) : vocabBytes, tokenizerOptions(settings));

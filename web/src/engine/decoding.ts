@@ -3,7 +3,14 @@
  * on. One core Decoder per distinct decode settings (kept in a small LRU), the memory's fusion
  * weights from model.json, and the sources (出处) of memory hits.
  */
-import type { CoreModule, DecodedRow, FusionOptions, WasmDecoder, WasmMemory, WasmTokenizer } from '../core/core-module.js';
+import type {
+  CoreModule,
+  DecodedRow,
+  FusionOptions,
+  WasmDecoder,
+  WasmMemory,
+  WasmTokenizer,
+} from '../core/core-module.js';
 import { TiankongError, describe } from '../errors.js';
 import type { CandidateSource, FillMaskStats, ModelManifest } from '../types.js';
 import { filterIds } from './filters.js';
@@ -24,9 +31,13 @@ export interface Decoding {
 export class Decoders {
   private readonly decodings = new Map<string, Decoding>();
 
-  constructor(private readonly module: CoreModule, private readonly tokenizer: WasmTokenizer,
-    private readonly vocab: () => string[], private readonly memory: WasmMemory | null,
-    private readonly fusion: FusionOptions) {}
+  constructor(
+    private readonly module: CoreModule,
+    private readonly tokenizer: WasmTokenizer,
+    private readonly vocab: () => string[],
+    private readonly memory: WasmMemory | null,
+    private readonly fusion: FusionOptions,
+  ) {}
 
   /**
    * The decoder for checked settings (the memory is fused when it is loaded and the settings
@@ -41,7 +52,12 @@ export class Decoders {
     } else {
       const { allowIds, denyIds } = filterIds(settings.filter, this.vocab());
       const decoder = new this.module.Decoder(this.tokenizer, {
-        topK: settings.topK, threshold: settings.threshold, excludeSpecial: true, excludeSubwords: true, allowIds, denyIds,
+        topK: settings.topK,
+        threshold: settings.threshold,
+        excludeSpecial: true,
+        excludeSubwords: true,
+        allowIds,
+        denyIds,
         ...(memory ? { memory, fusion: this.fusion } : {}),
       });
       decoding = { decoder, fingerprint };
@@ -63,13 +79,21 @@ export class Decoders {
 }
 
 /** The decoder's top-k; logits it refuses (NaN, +Infinity) come from a broken model, so BAD_MODEL. */
-export function decodeLogits(decoder: WasmDecoder, logits: Float32Array, rows: number, vocabSize: number,
-  ids: Int32Array, maskPositions: Int32Array): DecodedRow[] {
+export function decodeLogits(
+  decoder: WasmDecoder,
+  logits: Float32Array,
+  rows: number,
+  vocabSize: number,
+  ids: Int32Array,
+  maskPositions: Int32Array,
+): DecodedRow[] {
   try {
     return decoder.decode(logits, rows, vocabSize, ids, maskPositions);
   } catch (error) {
-    throw new TiankongError('BAD_MODEL', `tiankong: the model returned unusable logits (${describe(error)}); ` +
-      'the model file is broken — re-export it');
+    throw new TiankongError(
+      'BAD_MODEL',
+      `tiankong: the model returned unusable logits (${describe(error)}); ` + 'the model file is broken — re-export it',
+    );
   }
 }
 
@@ -77,14 +101,22 @@ export function decodeLogits(decoder: WasmDecoder, logits: Float32Array, rows: n
  * The corpus memory of a model from its memory.bin, checked by the core against the tokenizer's
  * vocabulary. Throws BAD_MODEL saying how to rebuild it or load the model without it.
  */
-export function loadMemory(module: CoreModule, bytes: Uint8Array, tokenizer: WasmTokenizer, manifest: ModelManifest,
-  where: string): WasmMemory {
+export function loadMemory(
+  module: CoreModule,
+  bytes: Uint8Array,
+  tokenizer: WasmTokenizer,
+  manifest: ModelManifest,
+  where: string,
+): WasmMemory {
   try {
     return new module.Memory(bytes, tokenizer);
   } catch (error) {
-    throw new TiankongError('BAD_MODEL', `tiankong: ${where}: ${manifest.memory!.file}: ` +
-      `${describe(error).replace(/^Memory /, '')}; rebuild it for this model (scripts/build-memory) or load ` +
-      'the model without it: createFillMask({ memory: false })');
+    throw new TiankongError(
+      'BAD_MODEL',
+      `tiankong: ${where}: ${manifest.memory!.file}: ` +
+        `${describe(error).replace(/^Memory /, '')}; rebuild it for this model (scripts/build-memory) or load ` +
+        'the model without it: createFillMask({ memory: false })',
+    );
   }
 }
 
@@ -126,23 +158,35 @@ export function fusionOptions(manifest: ModelManifest, where: string): FusionOpt
   if (typeof fusion !== 'object' || fusion === null) throw bad('', 'an object');
   const out: FusionOptions = {};
   const numbers: [keyof typeof fusion, keyof FusionOptions, number, number][] = [
-    ['model', 'model', 0, 100], ['unigram', 'unigram', -100, 100], ['hit_base', 'hitBase', -100, 100],
-    ['hit_per_token', 'hitPerToken', -100, 100], ['hit_whole', 'hitWhole', -100, 100],
+    ['model', 'model', 0, 100],
+    ['unigram', 'unigram', -100, 100],
+    ['hit_base', 'hitBase', -100, 100],
+    ['hit_per_token', 'hitPerToken', -100, 100],
+    ['hit_whole', 'hitWhole', -100, 100],
   ];
   for (const [field, name, min, max] of numbers) {
     const value = fusion[field];
     if (value === undefined) continue;
-    if (typeof value !== 'number' || !(value >= min && value <= max)) throw bad(field, `a number from ${min} to ${max}`);
+    if (typeof value !== 'number' || !(value >= min && value <= max))
+      throw bad(field, `a number from ${min} to ${max}`);
     (out as Record<string, number>)[name] = value;
   }
-  for (const [field, name, min, max] of [['min_hit_strength', 'minHitStrength', 1, 64], ['model_candidates', 'modelCandidates', 0, 4096]] as const) {
+  for (const [field, name, min, max] of [
+    ['min_hit_strength', 'minHitStrength', 1, 64],
+    ['model_candidates', 'modelCandidates', 0, 4096],
+  ] as const) {
     const value = fusion[field];
     if (value === undefined) continue;
-    if (!Number.isInteger(value) || (value as number) < min || (value as number) > max) throw bad(field, `an integer from ${min} to ${max}`);
+    if (!Number.isInteger(value) || (value as number) < min || (value as number) > max)
+      throw bad(field, `an integer from ${min} to ${max}`);
     out[name] = value as number;
   }
   if (fusion.ngram !== undefined) {
-    if (!Array.isArray(fusion.ngram) || fusion.ngram.length !== 9 || !fusion.ngram.every((v) => typeof v === 'number' && Number.isFinite(v))) {
+    if (
+      !Array.isArray(fusion.ngram) ||
+      fusion.ngram.length !== 9 ||
+      !fusion.ngram.every((v) => typeof v === 'number' && Number.isFinite(v))
+    ) {
       throw bad('ngram', 'a list of 9 finite numbers (weights by n-gram length 0..8)');
     }
     out.ngram = Float32Array.from(fusion.ngram);

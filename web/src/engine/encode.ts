@@ -27,10 +27,18 @@ export interface Encoded {
 export function modelTokenizer(module: CoreModule, model: LoadedModel): WasmTokenizer {
   const { manifest } = model;
   const settings = manifest.tokenizer;
-  const tokenizer = newTokenizer(module, model.vocabBytes, {
-    cleanText: settings.clean_text, handleChineseChars: settings.handle_chinese_chars,
-    stripAccents: settings.strip_accents, lowercase: settings.lowercase, maxLength: manifest.max_length,
-  }, `${model.source}: ${settings.vocab}`);
+  const tokenizer = newTokenizer(
+    module,
+    model.vocabBytes,
+    {
+      cleanText: settings.clean_text,
+      handleChineseChars: settings.handle_chinese_chars,
+      stripAccents: settings.strip_accents,
+      lowercase: settings.lowercase,
+      maxLength: manifest.max_length,
+    },
+    `${model.source}: ${settings.vocab}`,
+  );
   try {
     checkVocabulary(tokenizer, model);
   } catch (error) {
@@ -44,14 +52,20 @@ function checkVocabulary(tokenizer: WasmTokenizer, model: LoadedModel): void {
   const { manifest } = model;
   const expected = manifest.architecture.vocab_size;
   if (tokenizer.vocabSize() !== expected) {
-    throw new TiankongError('BAD_MODEL', `tiankong: ${model.source}: ${manifest.tokenizer.vocab} has ${tokenizer.vocabSize()} ` +
-      `tokens but model.json says the model has ${expected}; the vocab and the model do not belong together`);
+    throw new TiankongError(
+      'BAD_MODEL',
+      `tiankong: ${model.source}: ${manifest.tokenizer.vocab} has ${tokenizer.vocabSize()} ` +
+        `tokens but model.json says the model has ${expected}; the vocab and the model do not belong together`,
+    );
   }
   const actual = tokenizer.specialIds();
   for (const [name, id] of Object.entries(manifest.special_tokens)) {
     if (actual[name as keyof typeof actual] !== id) {
-      throw new TiankongError('BAD_MODEL', `tiankong: ${model.source}: model.json says special token ${name} has id ${id} ` +
-        `but ${manifest.tokenizer.vocab} puts it at ${actual[name as keyof typeof actual]}`);
+      throw new TiankongError(
+        'BAD_MODEL',
+        `tiankong: ${model.source}: model.json says special token ${name} has id ${id} ` +
+          `but ${manifest.tokenizer.vocab} puts it at ${actual[name as keyof typeof actual]}`,
+      );
     }
   }
 }
@@ -66,16 +80,35 @@ export function encodeMasked(tokenizer: WasmTokenizer, text: string, maxLength: 
   const tokenizeMs = performance.now() - tokenizeStarted;
   if (encoding.ids.length <= 2 && encoding.truncatedTokens === 0) {
     // Only [CLS] and [SEP]: nothing but whitespace, or characters the tokenizer drops (zero-width, control, format).
-    const what = wellFormed.trim() === '' ? 'is empty' : 'has only invisible characters (zero-width, control or format characters)';
-    throw new TiankongError('EMPTY_INPUT', `tiankong: the text ${what}; write a sentence with [MASK] where a character is missing`);
+    const what =
+      wellFormed.trim() === ''
+        ? 'is empty'
+        : 'has only invisible characters (zero-width, control or format characters)';
+    throw new TiankongError(
+      'EMPTY_INPUT',
+      `tiankong: the text ${what}; write a sentence with [MASK] where a character is missing`,
+    );
   }
   if (encoding.truncatedTokens > 0) {
     const tokens = encoding.ids.length - 2 + encoding.truncatedTokens;
-    throw new TiankongError('TOO_LONG', `tiankong: the text is ${tokens} tokens long but the model reads at most ` +
-      `${maxLength - 2} (plus [CLS] and [SEP]); shorten it to the sentence around the [MASK]`);
+    throw new TiankongError(
+      'TOO_LONG',
+      `tiankong: the text is ${tokens} tokens long but the model reads at most ` +
+        `${maxLength - 2} (plus [CLS] and [SEP]); shorten it to the sentence around the [MASK]`,
+    );
   }
   if (encoding.maskPositions.length === 0) {
-    throw new TiankongError('NO_MASK', 'tiankong: the text has no [MASK]; write [MASK] (or ［MASK］) where a character should be filled in');
+    throw new TiankongError(
+      'NO_MASK',
+      'tiankong: the text has no [MASK]; write [MASK] (or ［MASK］) where a character should be filled in',
+    );
   }
-  return { text: wellFormed, ids: encoding.ids, offsets: encoding.offsets, maskPositions: encoding.maskPositions, started, tokenizeMs };
+  return {
+    text: wellFormed,
+    ids: encoding.ids,
+    offsets: encoding.offsets,
+    maskPositions: encoding.maskPositions,
+    started,
+    tokenizeMs,
+  };
 }

@@ -17,19 +17,38 @@ import type { LoadedCore } from '../core/load-core.js';
 import { TiankongError, throwIfAborted } from '../errors.js';
 import { checkPositionTable } from '../model/onnx-graph.js';
 import type { LoadedModel } from '../model/load.js';
-import type {
-  ExplainOptions, ExplainResult, FillMaskStats, FillOptions, FillResult,
-} from '../types.js';
-import { type Decoding, Decoders, MemorySources, decodeLogits, fusionOptions, loadMemory, memoryStats } from './decoding.js';
+import type { ExplainOptions, ExplainResult, FillMaskStats, FillOptions, FillResult } from '../types.js';
+import {
+  type Decoding,
+  Decoders,
+  MemorySources,
+  decodeLogits,
+  fusionOptions,
+  loadMemory,
+  memoryStats,
+} from './decoding.js';
 import { type Encoded, encodeMasked, modelTokenizer } from './encode.js';
 import { type MaskedLogits, type Occlusion, occlude, topScores } from './explain.js';
 import { adjacentMaskRuns, decodeRunJointly } from './joint.js';
 import {
-  type CreateSettings, type FillSettings, checkCandidateToken, checkExplainOptions, checkFillOptions, checkMaskIndex,
-  checkText, checkTexts,
+  type CreateSettings,
+  type FillSettings,
+  checkCandidateToken,
+  checkExplainOptions,
+  checkFillOptions,
+  checkMaskIndex,
+  checkText,
+  checkTexts,
 } from './options.js';
 import {
-  type CachedRows, type CachedWords, cachedRows, explainFingerprint, explainedTokens, jointFingerprint, masksOf, wordsOf,
+  type CachedRows,
+  type CachedWords,
+  cachedRows,
+  explainFingerprint,
+  explainedTokens,
+  jointFingerprint,
+  masksOf,
+  wordsOf,
 } from './results.js';
 import { SerialQueue } from './run-queue.js';
 import { type InferenceRuntime, ModelSession } from './session.js';
@@ -155,8 +174,11 @@ export class FillMaskEngine {
     checkCandidateToken(token);
     const candidateId = this.tokenizer.tokenToId(token);
     if (candidateId < 0) {
-      throw new TiankongError('BAD_OPTION', `tiankong: token ${JSON.stringify(token)} is not in the model's vocabulary; ` +
-        'explain a candidate token that fill() returned');
+      throw new TiankongError(
+        'BAD_OPTION',
+        `tiankong: token ${JSON.stringify(token)} is not in the model's vocabulary; ` +
+          'explain a candidate token that fill() returned',
+      );
     }
     const target = item.maskPositions[maskIndex]!;
     const positions = Int32Array.of(target);
@@ -173,16 +195,28 @@ export class FillMaskEngine {
       ({ occlusion, inferenceMs, runs } = await this.queue.run(async (task) => {
         const runsBefore = this.runs;
         const inferenceStarted = now();
-        const result = await occlude(this.logitsOf, item.ids, target, candidateId, this.tokenizer.specialIds().mask,
-          this.tokenizer.vocabSize(), task.checkpoint);
+        const result = await occlude(
+          this.logitsOf,
+          item.ids,
+          target,
+          candidateId,
+          this.tokenizer.specialIds().mask,
+          this.tokenizer.vocabSize(),
+          task.checkpoint,
+        );
         if (!this.disposed) this.cache.put(item.ids, positions, fingerprint, JSON.stringify(result));
         return { occlusion: result, inferenceMs: now() - inferenceStarted, runs: this.runs - runsBefore };
       }, signal));
     }
     return {
-      text: item.text, maskIndex, token, method: 'occlusion', logProb: occlusion.logProb,
+      text: item.text,
+      maskIndex,
+      token,
+      method: 'occlusion',
+      logProb: occlusion.logProb,
       tokens: explainedTokens(item, occlusion, this.tokens()),
-      top: topScores(occlusion.scores, EXPLAIN_TOP), cached: hit !== undefined,
+      top: topScores(occlusion.scores, EXPLAIN_TOP),
+      cached: hit !== undefined,
       timings: { tokenizeMs: item.tokenizeMs, inferenceMs, totalMs: now() - started, runs },
     };
   }
@@ -221,7 +255,9 @@ export class FillMaskEngine {
     const settings: FillSettings = checkFillOptions(options, this.tokenizer.vocabSize());
     const decoding = this.decoders.get(settings.decode);
     const joint = settings.joint && {
-      beam: settings.joint.beam, topK: settings.joint.topK, threshold: settings.joint.threshold,
+      beam: settings.joint.beam,
+      topK: settings.joint.topK,
+      threshold: settings.joint.threshold,
       decoding: this.decoders.get(settings.joint.decode),
     };
     checkText(text);
@@ -250,18 +286,25 @@ export class FillMaskEngine {
     const decodeStarted = now();
     const vocab = this.tokens();
     const masks = masksOf(item, rows, vocab, (text, unit) => this.sources.get(text, unit));
-    const wordsResult = words && item.joint
-      ? wordsOf(item.text, masks, words, item.joint.topK, item.joint.threshold, vocab) : undefined;
+    const wordsResult =
+      words && item.joint ? wordsOf(item.text, masks, words, item.joint.topK, item.joint.threshold, vocab) : undefined;
     decodeMs += now() - decodeStarted;
     return {
-      text: item.text, masks, other: masks.map((m) => m.other), ...(wordsResult ? { words: wordsResult } : {}), cached,
+      text: item.text,
+      masks,
+      other: masks.map((m) => m.other),
+      ...(wordsResult ? { words: wordsResult } : {}),
+      cached,
       timings: { tokenizeMs: item.tokenizeMs, inferenceMs, decodeMs, totalMs: now() - item.started },
     };
   }
 
   /** Joint decoding of every run of adjacent masks (from the cache, or in one queued task). */
-  private async decodeWords(item: Prepared, joint: NonNullable<Prepared['joint']>, signal?: AbortSignal):
-    Promise<{ words: CachedWords; inferenceMs: number; cached: boolean }> {
+  private async decodeWords(
+    item: Prepared,
+    joint: NonNullable<Prepared['joint']>,
+    signal?: AbortSignal,
+  ): Promise<{ words: CachedWords; inferenceMs: number; cached: boolean }> {
     const { ids, maskPositions } = item;
     const fingerprint = jointFingerprint(joint.decoding.fingerprint);
     const hit = this.cache.get(ids, maskPositions, fingerprint);
@@ -289,8 +332,9 @@ export class FillMaskEngine {
     const logits = await this.logitsOf(ids, maskPositions);
     const inferenceMs = now() - started;
     const decodeStarted = now();
-    const rows = cachedRows(decodeLogits(item.decoding.decoder, logits, maskPositions.length, this.tokenizer.vocabSize(),
-      ids, maskPositions));
+    const rows = cachedRows(
+      decodeLogits(item.decoding.decoder, logits, maskPositions.length, this.tokenizer.vocabSize(), ids, maskPositions),
+    );
     if (!this.disposed) this.cache.put(ids, maskPositions, item.decoding.fingerprint, JSON.stringify(rows));
     return { rows, inferenceMs, decodeMs: now() - decodeStarted };
   }
@@ -326,7 +370,12 @@ export class FillMaskEngine {
       threadsReason: runtime.threadsReason,
       simd: info.simd,
       core: { build: core.variant, reason: core.reason, version: info.version },
-      model: { name: model.manifest.name, vocabSize: model.manifest.architecture.vocab_size, maxLength: model.manifest.max_length, source: model.source },
+      model: {
+        name: model.manifest.name,
+        vocabSize: model.manifest.architecture.vocab_size,
+        maxLength: model.manifest.max_length,
+        source: model.source,
+      },
       memory: this.memory ? memoryStats(this.memory) : null,
       runs: this.runs,
     };

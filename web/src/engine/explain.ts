@@ -39,8 +39,15 @@ export interface Occlusion {
  * `beforeRun` is awaited before every run: it yields to the event loop and throws to stop a
  * cancelled request (run-queue.ts: TaskContext.checkpoint).
  */
-export async function occlude(logits: MaskedLogits, ids: Int32Array, target: number, candidateId: number,
-  maskId: number, vocabSize: number, beforeRun: () => Promise<void> | void = () => undefined): Promise<Occlusion> {
+export async function occlude(
+  logits: MaskedLogits,
+  ids: Int32Array,
+  target: number,
+  candidateId: number,
+  maskId: number,
+  vocabSize: number,
+  beforeRun: () => Promise<void> | void = () => undefined,
+): Promise<Occlusion> {
   const positions = Int32Array.of(target);
   const logProbOf = async (input: Int32Array) => {
     await beforeRun();
@@ -55,7 +62,7 @@ export async function occlude(logits: MaskedLogits, ids: Int32Array, target: num
       continue;
     }
     occluded[i] = maskId;
-    scores.push(logProb - await logProbOf(occluded));
+    scores.push(logProb - (await logProbOf(occluded)));
     occluded[i] = ids[i]!;
   }
   return { logProb, scores };

@@ -20,8 +20,10 @@ const PUNCTUATION_OR_SYMBOL = /^[\p{P}\p{S}]+$/u;
 export function checkFilter(filter: unknown): CandidateFilter | undefined {
   if (filter === undefined || filter === 'chinese' || filter === 'no-punctuation') return filter;
   if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
-    throw new TiankongError('BAD_OPTION',
-      `tiankong: filter must be 'chinese', 'no-punctuation' or { allow?: string[], deny?: string[] }, got ${JSON.stringify(filter)}`);
+    throw new TiankongError(
+      'BAD_OPTION',
+      `tiankong: filter must be 'chinese', 'no-punctuation' or { allow?: string[], deny?: string[] }, got ${JSON.stringify(filter)}`,
+    );
   }
   for (const field of ['allow', 'deny'] as const) {
     const tokens = (filter as Record<string, unknown>)[field];
@@ -47,11 +49,17 @@ export function filterIds(filter: CandidateFilter | undefined, vocab: readonly s
   if (filter === undefined) return { allowIds: NONE, denyIds: NONE };
   if (filter === 'chinese') return { allowIds: idsWhere(vocab, (t) => SINGLE_IDEOGRAPH.test(t)), denyIds: NONE };
   if (filter === 'no-punctuation') {
-    return { allowIds: NONE, denyIds: idsWhere(vocab, (t) => PUNCTUATION_OR_SYMBOL.test(t.startsWith('##') ? t.slice(2) : t)) };
+    return {
+      allowIds: NONE,
+      denyIds: idsWhere(vocab, (t) => PUNCTUATION_OR_SYMBOL.test(t.startsWith('##') ? t.slice(2) : t)),
+    };
   }
   const allow = filter.allow === undefined ? NONE : lookUp(filter.allow, vocab, 'allow');
   if (filter.allow !== undefined && allow.length === 0) {
-    throw new TiankongError('BAD_OPTION', 'tiankong: filter.allow is empty, so no candidate could be proposed; omit it to allow every token');
+    throw new TiankongError(
+      'BAD_OPTION',
+      'tiankong: filter.allow is empty, so no candidate could be proposed; omit it to allow every token',
+    );
   }
   return { allowIds: allow, denyIds: filter.deny === undefined ? NONE : lookUp(filter.deny, vocab, 'deny') };
 }
@@ -66,8 +74,14 @@ function lookUp(tokens: readonly string[], vocab: readonly string[], field: 'all
   const index = new Map(vocab.map((token, id) => [token, id]));
   const missing = tokens.filter((t) => !index.has(t));
   if (missing.length > 0) {
-    throw new TiankongError('BAD_OPTION', `tiankong: filter.${field} has ${missing.length} token(s) not in the model's ` +
-      `vocabulary: ${missing.slice(0, 5).map((t) => JSON.stringify(t)).join(', ')}${missing.length > 5 ? ', …' : ''}`);
+    throw new TiankongError(
+      'BAD_OPTION',
+      `tiankong: filter.${field} has ${missing.length} token(s) not in the model's ` +
+        `vocabulary: ${missing
+          .slice(0, 5)
+          .map((t) => JSON.stringify(t))
+          .join(', ')}${missing.length > 5 ? ', …' : ''}`,
+    );
   }
   return Int32Array.from(tokens, (t) => index.get(t)!);
 }

@@ -23,7 +23,12 @@ import type { MaskedLogits } from './explain.js';
  * filter, fused with the memory when it is on): `sequence` is the hypothesis's whole input and
  * `positions` the masks the rows belong to, so the memory reads the tokens chosen so far.
  */
-export type RowDecoder = (logits: Float32Array, rows: number, sequence: Int32Array, positions: Int32Array) => DecodedRow[];
+export type RowDecoder = (
+  logits: Float32Array,
+  rows: number,
+  sequence: Int32Array,
+  positions: Int32Array,
+) => DecodedRow[];
 
 /** One filled run: token ids in run order (left to right) and the joint score defined above. */
 export interface JointFill {
@@ -62,8 +67,14 @@ export function adjacentMaskRuns(maskPositions: Int32Array): number[][] {
  * 1 + beam·(n−1) times at most; `beforeRun` is awaited before each run (it yields to the event
  * loop and throws to stop a cancelled request: run-queue.ts, TaskContext.checkpoint).
  */
-export async function decodeRunJointly(logits: MaskedLogits, decode: RowDecoder, ids: Int32Array,
-  positions: readonly number[], beam: number, beforeRun: () => Promise<void> | void = () => undefined): Promise<JointFill[]> {
+export async function decodeRunJointly(
+  logits: MaskedLogits,
+  decode: RowDecoder,
+  ids: Int32Array,
+  positions: readonly number[],
+  beam: number,
+  beforeRun: () => Promise<void> | void = () => undefined,
+): Promise<JointFill[]> {
   let hypotheses: Hypothesis[] = [{ sequence: ids.slice(), fill: positions.map(() => -1), logScore: 0 }];
   for (let step = 0; step < positions.length; step++) {
     const expansions: Hypothesis[] = [];
@@ -71,7 +82,12 @@ export async function decodeRunJointly(logits: MaskedLogits, decode: RowDecoder,
       const open = positions.flatMap((_, slot) => (hypothesis.fill[slot] === -1 ? [slot] : []));
       await beforeRun();
       const openPositions = Int32Array.from(open, (slot) => positions[slot]!);
-      const rows = decode(await logits(hypothesis.sequence, openPositions), open.length, hypothesis.sequence, openPositions);
+      const rows = decode(
+        await logits(hypothesis.sequence, openPositions),
+        open.length,
+        hypothesis.sequence,
+        openPositions,
+      );
       const chosen = mostConfident(rows);
       if (chosen < 0) continue;
       const slot = open[chosen]!;
@@ -104,6 +120,7 @@ function mostConfident(rows: readonly DecodedRow[]): number {
 
 function byScoreThenIds(a: Hypothesis, b: Hypothesis): number {
   if (a.logScore !== b.logScore) return b.logScore - a.logScore;
-  for (let slot = 0; slot < a.fill.length; slot++) if (a.fill[slot] !== b.fill[slot]) return a.fill[slot]! - b.fill[slot]!;
+  for (let slot = 0; slot < a.fill.length; slot++)
+    if (a.fill[slot] !== b.fill[slot]) return a.fill[slot]! - b.fill[slot]!;
   return 0;
 }

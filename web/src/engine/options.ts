@@ -55,10 +55,12 @@ export interface CreateSettings {
  */
 export function checkCreateOptions(value: unknown): CreateSettings {
   if (typeof value === 'string' || value instanceof URL) {
-    throw bad(`createFillMask takes an options object, got ${show(String(value))}; to load the model at that ` +
-      `location write createFillMask({ model: ${JSON.stringify(String(value))} })`);
+    throw bad(
+      `createFillMask takes an options object, got ${show(String(value))}; to load the model at that ` +
+        `location write createFillMask({ model: ${JSON.stringify(String(value))} })`,
+    );
   }
-  checkObject(value, 'createFillMask\'s options');
+  checkObject(value, "createFillMask's options");
   const options = value as CreateFillMaskOptions;
   const { backend = 'auto', threads, memory } = options;
   if (!['auto', 'wasm', 'webgpu'].includes(backend)) {
@@ -75,7 +77,8 @@ export function checkCreateOptions(value: unknown): CreateSettings {
   checkSignal(options.signal);
   if (options.cache !== undefined) checkObject(options.cache, 'cache');
   const unknown = Object.keys(options.cache ?? {}).filter((key) => key !== 'maxEntries' && key !== 'maxBytes');
-  if (unknown.length > 0) throw bad(`cache takes maxEntries and maxBytes, got ${unknown.map((k) => JSON.stringify(k)).join(', ')}`);
+  if (unknown.length > 0)
+    throw bad(`cache takes maxEntries and maxBytes, got ${unknown.map((k) => JSON.stringify(k)).join(', ')}`);
   const cache = { ...DEFAULT_CACHE, ...options.cache };
   const limits: Record<string, number> = { maxEntries: MAX_CACHE_ENTRIES, maxBytes: MAX_CACHE_BYTES };
   for (const [name, limit] of Object.entries(limits)) {
@@ -98,16 +101,23 @@ export function checkModelSource(model: unknown): void {
     return;
   }
   if (typeof model === 'object' && model !== null && !Array.isArray(model) && 'modelBytes' in model) return;
-  throw bad(`model must be a model directory or URL (a string or a URL) or { modelBytes, vocabBytes, manifest }, ` +
-    `got ${show(model)}`);
+  throw bad(
+    `model must be a model directory or URL (a string or a URL) or { modelBytes, vocabBytes, manifest }, ` +
+      `got ${show(model)}`,
+  );
 }
 
 /** A `signal` option: undefined or an AbortSignal (anything with `aborted` and `addEventListener`). Throws BAD_OPTION. */
 export function checkSignal(signal: unknown): asserts signal is AbortSignal | undefined {
   if (signal === undefined) return;
   const s = signal as Partial<AbortSignal> | null;
-  if (typeof s !== 'object' || s === null || typeof s.aborted !== 'boolean' || typeof s.addEventListener !== 'function' ||
-    typeof s.removeEventListener !== 'function') {
+  if (
+    typeof s !== 'object' ||
+    s === null ||
+    typeof s.aborted !== 'boolean' ||
+    typeof s.addEventListener !== 'function' ||
+    typeof s.removeEventListener !== 'function'
+  ) {
     throw bad(`signal must be an AbortSignal (e.g. new AbortController().signal), got ${show(signal)}`);
   }
 }
@@ -164,11 +174,17 @@ export function checkFillOptions(options: FillOptions, vocabSize: number): FillS
     return { decode, joint: null };
   }
   const width = beam ?? DEFAULT_BEAM;
-  if (!Number.isInteger(width) || width < 1 || width > MAX_BEAM) throw bad(`beam must be an integer from 1 to ${MAX_BEAM}, got ${show(beam)}`);
+  if (!Number.isInteger(width) || width < 1 || width > MAX_BEAM)
+    throw bad(`beam must be an integer from 1 to ${MAX_BEAM}, got ${show(beam)}`);
   return { decode, joint: { beam: width, topK, threshold, decode: decodeSettings(width, 0, filter, memory) } };
 }
 
-function decodeSettings(topK: number, threshold: number, filter: CandidateFilter | undefined, memory: boolean): DecodeSettings {
+function decodeSettings(
+  topK: number,
+  threshold: number,
+  filter: CandidateFilter | undefined,
+  memory: boolean,
+): DecodeSettings {
   return { topK, threshold, filter, memory, key: `${topK}|${threshold}|${filterKey(filter)}` };
 }
 
@@ -181,7 +197,9 @@ export function checkExplainOptions(options: ExplainOptions): void {
 /** explain's `maskIndex` for a text with `count` masks. */
 export function checkMaskIndex(maskIndex: number, count: number): void {
   if (!Number.isInteger(maskIndex) || maskIndex < 0 || maskIndex >= count) {
-    throw bad(`maskIndex must be an integer from 0 to ${count - 1} (the text has ${count} [MASK]), got ${show(maskIndex)}`);
+    throw bad(
+      `maskIndex must be an integer from 0 to ${count - 1} (the text has ${count} [MASK]), got ${show(maskIndex)}`,
+    );
   }
 }
 
@@ -201,7 +219,8 @@ export function checkTexts(texts: unknown): asserts texts is unknown[] {
 }
 
 function checkObject(value: unknown, name: string): void {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw bad(`${name} must be an object, got ${show(value)}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw bad(`${name} must be an object, got ${show(value)}`);
 }
 
 function checkBoolean(name: string, value: unknown): void {

@@ -25,15 +25,22 @@ export const jointFingerprint = (decodingFingerprint: string): string => `joint|
 /** The core's decoded rows in their cached form. */
 export function cachedRows(decoded: readonly DecodedRow[]): CachedRows {
   return decoded.map((row) => ({
-    ids: Array.from(row.ids), p: Array.from(row.probabilities), other: row.other,
+    ids: Array.from(row.ids),
+    p: Array.from(row.probabilities),
+    other: row.other,
     ...(row.hitText && Array.from(row.hitText).some((t) => t >= 0)
-      ? { src: Array.from(row.hitText, (t, k): [number, number] | null => (t >= 0 ? [t, row.hitUnit![k]!] : null)) } : {}),
+      ? { src: Array.from(row.hitText, (t, k): [number, number] | null => (t >= 0 ? [t, row.hitUnit![k]!] : null)) }
+      : {}),
   }));
 }
 
 /** Cached rows → the masks of `item` (offsets and sequences follow its text). */
-export function masksOf(item: Encoded, rows: CachedRows, vocab: readonly string[],
-  sourceOf: (text: number, unit: number) => CandidateSource | undefined): FillMask[] {
+export function masksOf(
+  item: Encoded,
+  rows: CachedRows,
+  vocab: readonly string[],
+  sourceOf: (text: number, unit: number) => CandidateSource | undefined,
+): FillMask[] {
   return rows.map((row, index) => {
     const start = item.offsets[2 * item.maskPositions[index]!]!;
     const end = item.offsets[2 * item.maskPositions[index]! + 1]!;
@@ -53,23 +60,39 @@ export function masksOf(item: Encoded, rows: CachedRows, vocab: readonly string[
  * Cached token-level words → the public form for this text (offsets and sequences follow `text`):
  * the best `topK` words whose joint score is at least `threshold` (as fill's mask lists).
  */
-export function wordsOf(text: string, masks: readonly FillMask[], words: CachedWords, topK: number, threshold: number,
-  vocab: readonly string[]): FillWord[] {
+export function wordsOf(
+  text: string,
+  masks: readonly FillMask[],
+  words: CachedWords,
+  topK: number,
+  threshold: number,
+  vocab: readonly string[],
+): FillWord[] {
   return words.map(({ maskIndices, fills }) => {
     const start = masks[maskIndices[0]!]!.start;
     const end = masks[maskIndices[maskIndices.length - 1]!]!.end;
-    const candidates = fills.filter(({ score }) => score >= threshold).slice(0, topK).map(({ ids, score }) => {
-      const tokens = ids.map((id) => vocab[id]!);
-      const word = tokens.join('');
-      return { text: word, tokens, score, sequence: text.slice(0, start) + word + text.slice(end) };
-    });
+    const candidates = fills
+      .filter(({ score }) => score >= threshold)
+      .slice(0, topK)
+      .map(({ ids, score }) => {
+        const tokens = ids.map((id) => vocab[id]!);
+        const word = tokens.join('');
+        return { text: word, tokens, score, sequence: text.slice(0, start) + word + text.slice(end) };
+      });
     return { start, end, maskIndices, candidates };
   });
 }
 
 /** The explained tokens of `item` (without [CLS] and [SEP]) with their occlusion scores. */
-export function explainedTokens(item: Encoded, occlusion: Occlusion, vocab: readonly string[]): ExplainResult['tokens'] {
+export function explainedTokens(
+  item: Encoded,
+  occlusion: Occlusion,
+  vocab: readonly string[],
+): ExplainResult['tokens'] {
   return occlusion.scores.map((score, k) => ({
-    token: vocab[item.ids[k + 1]!]!, start: item.offsets[2 * (k + 1)]!, end: item.offsets[2 * (k + 1) + 1]!, score,
+    token: vocab[item.ids[k + 1]!]!,
+    start: item.offsets[2 * (k + 1)]!,
+    end: item.offsets[2 * (k + 1) + 1]!,
+    score,
   }));
 }

@@ -59,9 +59,14 @@ export class ModelSession {
   /** Model runs so far (windows count one each). */
   runs = 0;
 
-  private constructor(private readonly ort: OrtModule, private readonly session: OrtSession,
-    private readonly head: WasmOutputLayer | null, private readonly vocabSize: number,
-    private readonly window: WindowSettings | null, private readonly special: { cls: number; sep: number }) {}
+  private constructor(
+    private readonly ort: OrtModule,
+    private readonly session: OrtSession,
+    private readonly head: WasmOutputLayer | null,
+    private readonly vocabSize: number,
+    private readonly window: WindowSettings | null,
+    private readonly special: { cls: number; sep: number },
+  ) {}
 
   /**
    * Creates the session for `model` and checks its graph against model.json (inputs, outputs)
@@ -77,24 +82,38 @@ export class ModelSession {
         try {
           head = new module.OutputLayer(model.headBytes!, manifest.architecture.vocab_size);
         } catch (error) {
-          throw new TiankongError('BAD_MODEL', `tiankong: ${model.source}: ${manifest.head!.file}: ${describe(error)
-            .replace(/^OutputLayer: /, '')}; re-export the model (scripts/export-model --graph core)`);
+          throw new TiankongError(
+            'BAD_MODEL',
+            `tiankong: ${model.source}: ${manifest.head!.file}: ${describe(error).replace(
+              /^OutputLayer: /,
+              '',
+            )}; re-export the model (scripts/export-model --graph core)`,
+          );
         }
         const hidden = manifest.architecture['hidden_size'];
         if (hidden !== undefined && hidden !== head.hiddenSize()) {
-          throw new TiankongError('BAD_MODEL', `tiankong: ${model.source}: ${manifest.head!.file} has ${head.hiddenSize()}-wide ` +
-            `rows but model.json says hidden_size ${String(hidden)}; the files do not belong together`);
+          throw new TiankongError(
+            'BAD_MODEL',
+            `tiankong: ${model.source}: ${manifest.head!.file} has ${head.hiddenSize()}-wide ` +
+              `rows but model.json says hidden_size ${String(hidden)}; the files do not belong together`,
+          );
         }
       }
       try {
         session = await runtime.ort.InferenceSession.create(model.modelBytes, runtime.sessionOptions);
       } catch (error) {
-        throw new TiankongError('BAD_MODEL', `tiankong: ${model.source}: model.onnx cannot be loaded by ONNX Runtime ` +
-          `(${runtime.backend}): ${describe(error)}`);
+        throw new TiankongError(
+          'BAD_MODEL',
+          `tiankong: ${model.source}: model.onnx cannot be loaded by ONNX Runtime ` +
+            `(${runtime.backend}): ${describe(error)}`,
+        );
       }
       checkGraph(session, model);
       const { cls, sep } = manifest.special_tokens;
-      return new ModelSession(runtime.ort, session, head, manifest.architecture.vocab_size, manifest.window ?? null, { cls, sep });
+      return new ModelSession(runtime.ort, session, head, manifest.architecture.vocab_size, manifest.window ?? null, {
+        cls,
+        sep,
+      });
     } catch (error) {
       head?.delete();
       await session?.release().catch(() => undefined);
@@ -108,7 +127,10 @@ export class ModelSession {
    * on a group of nearby masks; every mask's logits come from the window that holds it best.
    */
   async logits(ids: Int32Array, maskPositions: Int32Array): Promise<Float32Array> {
-    const windows = this.window && ids.length > this.window.threshold ? planWindows(ids.length, maskPositions, this.window.size) : null;
+    const windows =
+      this.window && ids.length > this.window.threshold
+        ? planWindows(ids.length, maskPositions, this.window.size)
+        : null;
     if (!windows) return this.run(ids, maskPositions);
     const out = new Float32Array(maskPositions.length * this.vocabSize);
     for (const { start, end, masks } of windows) {
@@ -116,8 +138,13 @@ export class ModelSession {
       windowIds[0] = this.special.cls;
       windowIds.set(ids.subarray(start, end), 1);
       windowIds[windowIds.length - 1] = this.special.sep;
-      const logits = await this.run(windowIds, Int32Array.from(masks, (m) => maskPositions[m]! - start + 1));
-      masks.forEach((m, row) => out.set(logits.subarray(row * this.vocabSize, (row + 1) * this.vocabSize), m * this.vocabSize));
+      const logits = await this.run(
+        windowIds,
+        Int32Array.from(masks, (m) => maskPositions[m]! - start + 1),
+      );
+      masks.forEach((m, row) =>
+        out.set(logits.subarray(row * this.vocabSize, (row + 1) * this.vocabSize), m * this.vocabSize),
+      );
     }
     return out;
   }
@@ -135,8 +162,10 @@ export class ModelSession {
     const feeds: Record<string, OrtTensor> = {};
     for (const name of session.inputNames) {
       if (name === 'input_ids') feeds[name] = new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, seq]);
-      else if (name === 'inputs_embeds') feeds[name] = new ort.Tensor('float32', head!.embed(ids), [1, seq, head!.hiddenSize()]);
-      else if (name === 'attention_mask') feeds[name] = new ort.Tensor('int64', new BigInt64Array(seq).fill(1n), [1, seq]);
+      else if (name === 'inputs_embeds')
+        feeds[name] = new ort.Tensor('float32', head!.embed(ids), [1, seq, head!.hiddenSize()]);
+      else if (name === 'attention_mask')
+        feeds[name] = new ort.Tensor('int64', new BigInt64Array(seq).fill(1n), [1, seq]);
       else if (name === 'token_type_ids') feeds[name] = new ort.Tensor('int64', new BigInt64Array(seq), [1, seq]);
       else feeds[name] = new ort.Tensor('int64', BigInt64Array.from(maskPositions, BigInt), [1, maskPositions.length]);
     }
@@ -153,8 +182,11 @@ export class ModelSession {
     try {
       return head.logits(hidden, n);
     } catch (error) {
-      throw new TiankongError('BAD_MODEL', `tiankong: the model returned unusable hidden states (${describe(error)}); ` +
-        'the model file is broken — re-export it');
+      throw new TiankongError(
+        'BAD_MODEL',
+        `tiankong: the model returned unusable hidden states (${describe(error)}); ` +
+          'the model file is broken — re-export it',
+      );
     }
   }
 }
@@ -173,14 +205,16 @@ export interface PlannedWindow {
  */
 export function planWindows(length: number, maskPositions: Int32Array, size: number): PlannedWindow[] {
   const body = size - 2;
-  const contentStart = 1, contentEnd = length - 1; // without [CLS] and [SEP]
+  const contentStart = 1,
+    contentEnd = length - 1; // without [CLS] and [SEP]
   const order = Array.from(maskPositions.keys()).sort((a, b) => maskPositions[a]! - maskPositions[b]!);
   const margin = Math.floor(body / 4); // context kept on each side of a group
   const windows: PlannedWindow[] = [];
   let group: number[] = [];
   const flush = () => {
     if (!group.length) return;
-    const first = maskPositions[group[0]!]!, last = maskPositions[group[group.length - 1]!]!;
+    const first = maskPositions[group[0]!]!,
+      last = maskPositions[group[group.length - 1]!]!;
     const centre = Math.floor((first + last + 1) / 2);
     const start = Math.max(contentStart, Math.min(centre - Math.floor(body / 2), contentEnd - body));
     windows.push({ start, end: Math.min(contentEnd, start + body), masks: group });
@@ -198,26 +232,39 @@ function checkGraph(session: OrtSession, model: LoadedModel): void {
   const declared = [...model.manifest.inputs].sort().join(', ');
   const actual = [...session.inputNames].sort().join(', ');
   if (declared !== actual) {
-    throw new TiankongError('BAD_MODEL', `tiankong: ${model.source}: model.onnx has inputs [${actual}] but model.json ` +
-      `declares [${declared}]; re-export the model`);
+    throw new TiankongError(
+      'BAD_MODEL',
+      `tiankong: ${model.source}: model.onnx has inputs [${actual}] but model.json ` +
+        `declares [${declared}]; re-export the model`,
+    );
   }
   const core = model.manifest.logits === 'core';
   const output = core ? 'hidden' : 'logits';
   const first = core ? 'inputs_embeds' : 'input_ids';
   const unknown = session.inputNames.filter((name) => !KNOWN_INPUTS.has(name));
-  if (unknown.length > 0 || !session.inputNames.includes('mask_positions') || !session.inputNames.includes(first) ||
-    !session.outputNames.includes(output)) {
-    throw new TiankongError('BAD_MODEL', `tiankong: ${model.source}: model.onnx must take ${first}, attention_mask, ` +
-      `[token_type_ids,] mask_positions and return ${output} (the ${model.manifest.logits} export); it has inputs ` +
-      `[${actual}] and outputs [${session.outputNames.join(', ')}]`);
+  if (
+    unknown.length > 0 ||
+    !session.inputNames.includes('mask_positions') ||
+    !session.inputNames.includes(first) ||
+    !session.outputNames.includes(output)
+  ) {
+    throw new TiankongError(
+      'BAD_MODEL',
+      `tiankong: ${model.source}: model.onnx must take ${first}, attention_mask, ` +
+        `[token_type_ids,] mask_positions and return ${output} (the ${model.manifest.logits} export); it has inputs ` +
+        `[${actual}] and outputs [${session.outputNames.join(', ')}]`,
+    );
   }
 }
 
 /** A run's output as [n, width] float32 values; any other shape or type is BAD_MODEL. */
 function checkOutput(tensor: OrtTensor | undefined, name: string, n: number, width: number): Float32Array {
   if (!tensor || !(tensor.data instanceof Float32Array) || tensor.dims.join() !== `1,${n},${width}`) {
-    throw new TiankongError('BAD_MODEL', `tiankong: the model returned ${name} of shape [${tensor?.dims.join(', ')}], ` +
-      `expected [1, ${n}, ${width}] (float32) for ${n} mask(s)`);
+    throw new TiankongError(
+      'BAD_MODEL',
+      `tiankong: the model returned ${name} of shape [${tensor?.dims.join(', ')}], ` +
+        `expected [1, ${n}, ${width}] (float32) for ${n} mask(s)`,
+    );
   }
   return tensor.data;
 }

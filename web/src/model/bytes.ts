@@ -17,7 +17,12 @@ function asBytes(data: Uint8Array | ArrayBuffer | undefined, what: string): Uint
 
 /** Checks a model given as bytes with the same steps as a downloaded one (progress source "memory"). */
 export function loadModelFromBytes(model: ModelBytes, options: LoadModelOptions = {}): Promise<LoadedModel> {
-  const field = { 'vocab.txt': 'vocabBytes', 'model.onnx': 'modelBytes', 'memory.bin': 'memoryBytes', 'head.bin': 'headBytes' } as const;
+  const field = {
+    'vocab.txt': 'vocabBytes',
+    'model.onnx': 'modelBytes',
+    'memory.bin': 'memoryBytes',
+    'head.bin': 'headBytes',
+  } as const;
   const reader: ModelReader = {
     source: 'memory',
     kind: 'memory',

@@ -28,7 +28,10 @@ export function modelCacheKey(url: URL, sha256: string): string {
  * Cache Storage is missing or refused (Node, an opaque origin, storage disabled): files are then
  * downloaded every time.
  */
-export async function openModelCache(folder: URL, urlOf: (name: string) => URL = (name) => new URL(name, folder)): Promise<FileStore | null> {
+export async function openModelCache(
+  folder: URL,
+  urlOf: (name: string) => URL = (name) => new URL(name, folder),
+): Promise<FileStore | null> {
   if (typeof caches === 'undefined') return null;
   let cache: Cache;
   try {
@@ -50,7 +53,10 @@ export async function openModelCache(folder: URL, urlOf: (name: string) => URL =
       const url = fileUrl(file);
       const key = modelCacheKey(url, file.sha256);
       try {
-        await cache.put(key, new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { 'Content-Type': 'application/octet-stream' } }));
+        await cache.put(
+          key,
+          new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { 'Content-Type': 'application/octet-stream' } }),
+        );
         for (const request of await cache.keys()) {
           const other = new URL(request.url);
           other.searchParams.delete('tiankong-sha256');

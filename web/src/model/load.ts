@@ -63,11 +63,16 @@ export interface FileStore {
  * verifies, else from the reader; what the reader returns is verified (INTEGRITY otherwise) and
  * then kept in `store`. Throws TiankongError (BAD_MODEL, INTEGRITY, NETWORK, ABORTED, BAD_OPTION).
  */
-export async function loadModel(reader: ModelReader, options: LoadModelOptions = {}, store: FileStore | null = null):
-  Promise<LoadedModel> {
+export async function loadModel(
+  reader: ModelReader,
+  options: LoadModelOptions = {},
+  store: FileStore | null = null,
+): Promise<LoadedModel> {
   const { signal } = options;
-  const progress = (file: LoadProgress['file'], source: LoadProgress['source']): OnBytes =>
-    (loaded, total) => options.onProgress?.({ file, loaded, total, source });
+  const progress =
+    (file: LoadProgress['file'], source: LoadProgress['source']): OnBytes =>
+    (loaded, total) =>
+      options.onProgress?.({ file, loaded, total, source });
   throwIfAborted(signal);
   const manifest = await reader.manifest(progress('model.json', reader.kind), signal);
   const load = async (file: ListedFile): Promise<Uint8Array> => {
@@ -91,8 +96,17 @@ export async function loadModel(reader: ModelReader, options: LoadModelOptions =
   const memory = files.find((f) => f.role === 'memory.bin');
   const head = files.find((f) => f.role === 'head.bin');
   const vocabBytes = await load(vocab!);
-  const [modelBytes, memoryBytes, headBytes] = await Promise.all([load(model!), memory ? load(memory) : undefined,
-    head ? load(head) : undefined]);
-  return { manifest, modelBytes, vocabBytes, ...(memoryBytes ? { memoryBytes } : {}), ...(headBytes ? { headBytes } : {}),
-    source: reader.source };
+  const [modelBytes, memoryBytes, headBytes] = await Promise.all([
+    load(model!),
+    memory ? load(memory) : undefined,
+    head ? load(head) : undefined,
+  ]);
+  return {
+    manifest,
+    modelBytes,
+    vocabBytes,
+    ...(memoryBytes ? { memoryBytes } : {}),
+    ...(headBytes ? { headBytes } : {}),
+    source: reader.source,
+  };
 }

@@ -34,8 +34,11 @@ function shown(value: unknown): string {
  */
 export function parseManifest(text: string, where: string): ModelManifest {
   if (/^\s*</.test(text)) {
-    throw bad(where, 'got an HTML page instead of model.json — the model is not at this URL ' +
-      '(a dev server or SPA fallback answers missing files with index.html); check the model URL');
+    throw bad(
+      where,
+      'got an HTML page instead of model.json — the model is not at this URL ' +
+        '(a dev server or SPA fallback answers missing files with index.html); check the model URL',
+    );
   }
   let value: unknown;
   try {
@@ -51,7 +54,10 @@ export function checkManifest(value: unknown, where: string): ModelManifest {
   if (typeof value !== 'object' || value === null) throw bad(where, 'manifest must be a JSON object');
   const m = value as Partial<ModelManifest>;
   if (m.format !== MANIFEST_FORMAT) {
-    throw bad(where, `format is ${JSON.stringify(m.format)}, expected "${MANIFEST_FORMAT}" (export the model with scripts/export-model)`);
+    throw bad(
+      where,
+      `format is ${JSON.stringify(m.format)}, expected "${MANIFEST_FORMAT}" (export the model with scripts/export-model)`,
+    );
   }
   if (!Number.isInteger(m.architecture?.vocab_size) || m.architecture!.vocab_size <= 0) {
     throw bad(where, 'architecture.vocab_size must be a positive integer');
@@ -62,21 +68,38 @@ export function checkManifest(value: unknown, where: string): ModelManifest {
   if (typeof m.tokenizer?.vocab !== 'string') throw bad(where, 'tokenizer.vocab (the vocab file name) is missing');
   if (!Array.isArray(m.inputs)) throw bad(where, 'inputs must be a list of graph input names');
   if ((m.logits !== 'mask-only' && m.logits !== 'core') || !m.inputs.includes('mask_positions')) {
-    throw bad(where, `the model computes ${m.logits ?? 'unknown'} logits without a mask_positions input; tiankong ` +
-      'needs the mask-only or core export (scripts/export-model without --full-logits)');
+    throw bad(
+      where,
+      `the model computes ${m.logits ?? 'unknown'} logits without a mask_positions input; tiankong ` +
+        'needs the mask-only or core export (scripts/export-model without --full-logits)',
+    );
   }
   if (m.logits === 'core' && (typeof m.head?.file !== 'string' || !['int8', 'f32'].includes(m.head.dtype))) {
-    throw bad(where, 'a "core" model needs head: { "file": "head.bin", "dtype": "int8" | "f32" } (scripts/export-model --graph core)');
+    throw bad(
+      where,
+      'a "core" model needs head: { "file": "head.bin", "dtype": "int8" | "f32" } (scripts/export-model --graph core)',
+    );
   }
-  if (m.window !== undefined && !(Number.isInteger(m.window?.size) && Number.isInteger(m.window?.threshold) &&
-    m.window.size >= 8 && m.window.size <= m.max_length! && m.window.threshold >= m.window.size)) {
+  if (
+    m.window !== undefined &&
+    !(
+      Number.isInteger(m.window?.size) &&
+      Number.isInteger(m.window?.threshold) &&
+      m.window.size >= 8 &&
+      m.window.size <= m.max_length! &&
+      m.window.threshold >= m.window.size
+    )
+  ) {
     throw bad(where, 'window must be { "threshold": N, "size": M } with 8 ≤ size ≤ max_length and threshold ≥ size');
   }
   for (const name of ['pad', 'unk', 'cls', 'sep', 'mask'] as const) {
     if (!Number.isInteger(m.special_tokens?.[name])) throw bad(where, `special_tokens.${name} is missing`);
   }
   // Every file the runtime reads, with the model.json field that names it.
-  const files: [field: string, name: string][] = [['the model graph', MODEL_FILE], ['tokenizer.vocab', m.tokenizer.vocab]];
+  const files: [field: string, name: string][] = [
+    ['the model graph', MODEL_FILE],
+    ['tokenizer.vocab', m.tokenizer.vocab],
+  ];
   if (m.logits === 'core') files.push(['head.file', m.head!.file]);
   if (m.memory !== undefined) {
     if (typeof m.memory !== 'object' || m.memory === null || typeof m.memory.file !== 'string') {
@@ -88,7 +111,8 @@ export function checkManifest(value: unknown, where: string): ModelManifest {
   for (const [field, file] of files) {
     checkFileName(file, field, where);
     const other = seen.get(file);
-    if (other !== undefined) throw bad(where, `${field} names ${shown(file)}, which ${other} already names; each file has one role`);
+    if (other !== undefined)
+      throw bad(where, `${field} names ${shown(file)}, which ${other} already names; each file has one role`);
     seen.set(file, field);
     checkFileEntry(m.files, file, where);
   }
@@ -104,8 +128,11 @@ export function checkManifest(value: unknown, where: string): ModelManifest {
  */
 function checkFileName(file: string, field: string, where: string): void {
   if (!/^[A-Za-z0-9_-][A-Za-z0-9._-]{0,254}$/.test(file) || file === MANIFEST_FILE) {
-    throw bad(where, `${field} is ${shown(file)}, which is not a file name inside the model directory (model files ` +
-      'are plain names such as "vocab.txt": letters, digits, "_", "-" and "."; no "/", "\\", "..", scheme or host)');
+    throw bad(
+      where,
+      `${field} is ${shown(file)}, which is not a file name inside the model directory (model files ` +
+        'are plain names such as "vocab.txt": letters, digits, "_", "-" and "."; no "/", "\\", "..", scheme or host)',
+    );
   }
 }
 
@@ -121,7 +148,10 @@ function checkFileEntry(files: ModelManifest['files'] | undefined, file: string,
     throw bad(where, `${field}.sha256 must be the file's SHA-256 as 64 hex digits, got ${shown(entry.sha256)}`);
   }
   if (!Number.isInteger(entry.bytes) || (entry.bytes as number) < 1 || (entry.bytes as number) > MAX_FILE_BYTES) {
-    throw bad(where, `${field}.bytes must be the file's size, an integer from 1 to ${MAX_FILE_BYTES}, got ${shown(entry.bytes)}`);
+    throw bad(
+      where,
+      `${field}.bytes must be the file's size, an integer from 1 to ${MAX_FILE_BYTES}, got ${shown(entry.bytes)}`,
+    );
   }
 }
 
@@ -164,12 +194,18 @@ export async function matchesFile(file: ListedFile, bytes: Uint8Array): Promise<
 /** Throws INTEGRITY unless `bytes` has the size and sha256 model.json declares for `file`. */
 export async function verifyFile(expected: ListedFile, bytes: Uint8Array, where: string): Promise<void> {
   if (bytes.byteLength !== expected.bytes) {
-    throw new TiankongError('INTEGRITY', `tiankong: ${where} has ${bytes.byteLength} bytes but model.json says ` +
-      `${expected.bytes}; the file is truncated or from another model — re-export or re-download it`);
+    throw new TiankongError(
+      'INTEGRITY',
+      `tiankong: ${where} has ${bytes.byteLength} bytes but model.json says ` +
+        `${expected.bytes}; the file is truncated or from another model — re-export or re-download it`,
+    );
   }
   const actual = await sha256Hex(bytes);
   if (actual !== expected.sha256) {
-    throw new TiankongError('INTEGRITY', `tiankong: ${where} has sha256 ${actual} but model.json says ` +
-      `${expected.sha256}; the file is corrupt or from another model — re-export or re-download it`);
+    throw new TiankongError(
+      'INTEGRITY',
+      `tiankong: ${where} has sha256 ${actual} but model.json says ` +
+        `${expected.sha256}; the file is corrupt or from another model — re-export or re-download it`,
+    );
   }
 }

@@ -21,7 +21,11 @@ class Malformed extends Error {}
 
 class Reader {
   pos: number;
-  constructor(private readonly bytes: Uint8Array, start: number, readonly end: number) {
+  constructor(
+    private readonly bytes: Uint8Array,
+    start: number,
+    readonly end: number,
+  ) {
     this.pos = start;
   }
 
@@ -118,7 +122,10 @@ export function checkPositionTable(modelBytes: Uint8Array, manifest: ModelManife
   const longest = Math.min(manifest.max_length, manifest.window?.threshold ?? Infinity);
   if (longest > positions) {
     const field = longest === manifest.max_length ? `max_length ${manifest.max_length}` : `window.threshold ${longest}`;
-    throw new TiankongError('BAD_MODEL', `tiankong: ${where}: model.json's ${field} is longer than model.onnx can read ` +
-      `(its position table has ${positions} positions); set max_length to at most ${positions} (scripts/export-model writes it)`);
+    throw new TiankongError(
+      'BAD_MODEL',
+      `tiankong: ${where}: model.json's ${field} is longer than model.onnx can read ` +
+        `(its position table has ${positions} positions); set max_length to at most ${positions} (scripts/export-model writes it)`,
+    );
   }
 }

@@ -14,33 +14,42 @@ import { MANIFEST_FILE, parseManifest } from './manifest.js';
  * gives each file's own URL instead (a bundler renames what it emits: the packaged default
  * model); a listed file missing from it is BAD_MODEL.
  */
-export async function loadModelFromUrl(base: URL, options: LoadModelOptions = {}, located?: Record<string, string>): Promise<LoadedModel> {
+export async function loadModelFromUrl(
+  base: URL,
+  options: LoadModelOptions = {},
+  located?: Record<string, string>,
+): Promise<LoadedModel> {
   const folder = base.href.endsWith('/') ? base : new URL(`${base.href}/`);
   const urlOf = (name: string): URL => {
     if (!located) return new URL(name, folder);
     const url = Object.hasOwn(located, name) ? located[name] : undefined;
-    if (url === undefined) throw new TiankongError('BAD_MODEL', `tiankong: model.json lists ${name}, which this model does not ship`);
+    if (url === undefined)
+      throw new TiankongError('BAD_MODEL', `tiankong: model.json lists ${name}, which this model does not ship`);
     return new URL(url);
   };
   const store = await openModelCache(folder, located ? urlOf : undefined);
-  return loadModel({
-    source: folder.href,
-    kind: 'network',
-    async manifest(onBytes, signal) {
-      const url = urlOf(MANIFEST_FILE);
-      // no-cache = revalidate: a re-exported model is noticed, an unchanged one costs a 304.
-      const text = await (await get(url, signal, 'no-cache')).text();
-      const manifest = parseManifest(text, url.href);
-      const bytes = new TextEncoder().encode(text).byteLength;
-      onBytes(bytes, bytes);
-      return manifest;
+  return loadModel(
+    {
+      source: folder.href,
+      kind: 'network',
+      async manifest(onBytes, signal) {
+        const url = urlOf(MANIFEST_FILE);
+        // no-cache = revalidate: a re-exported model is noticed, an unchanged one costs a 304.
+        const text = await (await get(url, signal, 'no-cache')).text();
+        const manifest = parseManifest(text, url.href);
+        const bytes = new TextEncoder().encode(text).byteLength;
+        onBytes(bytes, bytes);
+        return manifest;
+      },
+      async read(file, onBytes, signal) {
+        const url = urlOf(file.name);
+        return readBody(await get(url, signal), url, file.bytes, (loaded) => onBytes(loaded, file.bytes), signal);
+      },
+      where: (file) => (located && !Object.hasOwn(located, file.name) ? file.name : urlOf(file.name).href),
     },
-    async read(file, onBytes, signal) {
-      const url = urlOf(file.name);
-      return readBody(await get(url, signal), url, file.bytes, (loaded) => onBytes(loaded, file.bytes), signal);
-    },
-    where: (file) => (located && !Object.hasOwn(located, file.name) ? file.name : urlOf(file.name).href),
-  }, options, store);
+    options,
+    store,
+  );
 }
 
 /**
@@ -57,7 +66,10 @@ function dataUrlResponse(url: URL): Response {
       ? Uint8Array.from(atob(decodeURIComponent(body)), (c) => c.charCodeAt(0))
       : new TextEncoder().encode(decodeURIComponent(body));
   } catch (error) {
-    throw new TiankongError('BAD_MODEL', `tiankong: a malformed data: URL (${url.href.slice(0, 40)}…): ${describe(error)}`);
+    throw new TiankongError(
+      'BAD_MODEL',
+      `tiankong: a malformed data: URL (${url.href.slice(0, 40)}…): ${describe(error)}`,
+    );
   }
   return new Response(bytes, { headers: { 'Content-Type': meta.split(';')[0] || 'text/plain' } });
 }
@@ -70,20 +82,32 @@ async function get(url: URL, signal: AbortSignal | undefined, cacheMode?: Reques
     response = await fetch(url, { signal, ...(cacheMode ? { cache: cacheMode } : {}) });
   } catch (error) {
     if (signal?.aborted) throw abortError(signal);
-    throw new TiankongError('NETWORK', `tiankong: could not download ${url.href}: ${describe(error)}; ` +
-      'check the network connection and the model URL', { cause: error });
+    throw new TiankongError(
+      'NETWORK',
+      `tiankong: could not download ${url.href}: ${describe(error)}; ` +
+        'check the network connection and the model URL',
+      { cause: error },
+    );
   }
   if (!response.ok) {
-    throw new TiankongError('NETWORK', `tiankong: HTTP ${response.status} ${response.statusText} for ${url.href}` +
-      (response.status === 404 ? '; the model URL must be the directory that holds model.json, model.onnx and vocab.txt' : ''));
+    throw new TiankongError(
+      'NETWORK',
+      `tiankong: HTTP ${response.status} ${response.statusText} for ${url.href}` +
+        (response.status === 404
+          ? '; the model URL must be the directory that holds model.json, model.onnx and vocab.txt'
+          : ''),
+    );
   }
   if ((response.headers.get('Content-Type') ?? '').includes('text/html')) throw htmlInsteadOfModel(url);
   return response;
 }
 
 function htmlInsteadOfModel(url: URL): TiankongError {
-  return new TiankongError('BAD_MODEL', `tiankong: ${url.href} returned an HTML page instead of the model file ` +
-    '(a dev server or SPA fallback answers missing files with index.html); check that the model files are served at that URL');
+  return new TiankongError(
+    'BAD_MODEL',
+    `tiankong: ${url.href} returned an HTML page instead of the model file ` +
+      '(a dev server or SPA fallback answers missing files with index.html); check that the model files are served at that URL',
+  );
 }
 
 /** An HTML document starts with "<!doctype" or "<html" (after optional whitespace); model files never do. */
@@ -93,8 +117,13 @@ function looksLikeHtml(head: Uint8Array): boolean {
 }
 
 /** Reads a response body into one buffer, reporting progress; never more than `expected` bytes. */
-async function readBody(response: Response, url: URL, expected: number, onProgress: (loaded: number) => void,
-  signal?: AbortSignal): Promise<Uint8Array> {
+async function readBody(
+  response: Response,
+  url: URL,
+  expected: number,
+  onProgress: (loaded: number) => void,
+  signal?: AbortSignal,
+): Promise<Uint8Array> {
   if (!response.body) return new Uint8Array(await response.arrayBuffer());
   const buffer = new Uint8Array(expected);
   const reader = response.body.getReader();
@@ -105,8 +134,11 @@ async function readBody(response: Response, url: URL, expected: number, onProgre
       if (done) break;
       if (loaded === 0 && looksLikeHtml(value)) throw htmlInsteadOfModel(url);
       if (loaded + value.byteLength > expected) {
-        throw new TiankongError('INTEGRITY', `tiankong: ${url.href} is larger than the ${expected} bytes model.json ` +
-          'declares; the file is from another model — re-export or re-download it');
+        throw new TiankongError(
+          'INTEGRITY',
+          `tiankong: ${url.href} is larger than the ${expected} bytes model.json ` +
+            'declares; the file is from another model — re-export or re-download it',
+        );
       }
       buffer.set(value, loaded);
       loaded += value.byteLength;
@@ -116,8 +148,11 @@ async function readBody(response: Response, url: URL, expected: number, onProgre
     await reader.cancel().catch(() => undefined);
     if (error instanceof TiankongError) throw error;
     if (signal?.aborted) throw abortError(signal);
-    throw new TiankongError('NETWORK', `tiankong: the download of ${url.href} failed after ${loaded} bytes: ` +
-      `${describe(error)}`, { cause: error });
+    throw new TiankongError(
+      'NETWORK',
+      `tiankong: the download of ${url.href} failed after ${loaded} bytes: ` + `${describe(error)}`,
+      { cause: error },
+    );
   }
   return loaded === expected ? buffer : buffer.subarray(0, loaded); // short → verifyFile reports it
 }

@@ -70,7 +70,8 @@ class Progress {
 
   async post(): Promise<void> {
     const message = { type: 'tiankong-precache', version: VERSION, loaded: this.loaded, total: this.total };
-    for (const client of await self.clients.matchAll({ type: 'window', includeUncontrolled: true })) client.postMessage(message);
+    for (const client of await self.clients.matchAll({ type: 'window', includeUncontrolled: true }))
+      client.postMessage(message);
   }
 }
 
@@ -79,8 +80,15 @@ class Progress {
  * held in memory) and counting bytes. Refuses error statuses, redirects to other origins,
  * HTML where a file was expected, and bodies whose size differs from the build's.
  */
-async function download(url: string, key: string, expectedBytes: number, cache: Cache, progress: Progress | null,
-  headers: Record<string, string>, init: RequestInit = { cache: 'no-cache' }): Promise<void> {
+async function download(
+  url: string,
+  key: string,
+  expectedBytes: number,
+  cache: Cache,
+  progress: Progress | null,
+  headers: Record<string, string>,
+  init: RequestInit = { cache: 'no-cache' },
+): Promise<void> {
   const response = await fetch(url, init);
   if (!response.ok || response.type !== 'basic') {
     throw new Error(`precache: ${url}: HTTP ${response.status} ${response.statusText} (${response.type})`);
@@ -90,19 +98,23 @@ async function download(url: string, key: string, expectedBytes: number, cache: 
     throw new Error(`precache: ${url}: got an HTML page instead of the file`);
   }
   let received = 0;
-  const counted = (response.body ?? new Blob().stream()).pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      received += chunk.byteLength;
-      progress?.add(chunk.byteLength);
-      controller.enqueue(chunk);
-    },
-  }));
+  const counted = (response.body ?? new Blob().stream()).pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        received += chunk.byteLength;
+        progress?.add(chunk.byteLength);
+        controller.enqueue(chunk);
+      },
+    }),
+  );
   const stored = new Headers(response.headers);
   for (const [name, value] of Object.entries(headers)) stored.set(name, value);
   await cache.put(key, new Response(counted, { status: 200, statusText: 'OK', headers: stored }));
   if (received !== expectedBytes) {
     await cache.delete(key);
-    throw new Error(`precache: ${url}: got ${received} bytes, the build has ${expectedBytes} (a partial or stale download)`);
+    throw new Error(
+      `precache: ${url}: got ${received} bytes, the build has ${expectedBytes} (a partial or stale download)`,
+    );
   }
 }
 
@@ -137,8 +149,15 @@ async function precacheLazyEntry(entry: AppEntry, cache: Cache): Promise<void> {
   if ((await cache.match(url))?.headers.get(REVISION_HEADER) === entry.revision) return;
   const previous = await previousCopy(url, entry.revision);
   if (previous) return cache.put(url, previous);
-  await download(url, url, entry.bytes, cache, null, { [REVISION_HEADER]: entry.revision },
-    { cache: 'only-if-cached', mode: 'same-origin' }).catch(() => undefined);
+  await download(
+    url,
+    url,
+    entry.bytes,
+    cache,
+    null,
+    { [REVISION_HEADER]: entry.revision },
+    { cache: 'only-if-cached', mode: 'same-origin' },
+  ).catch(() => undefined);
 }
 
 async function precacheModelEntry(entry: ModelEntry, cache: Cache, progress: Progress): Promise<void> {
@@ -163,11 +182,14 @@ async function precache(): Promise<void> {
   const appCache = await caches.open(APP_CACHE);
   const modelCache = await caches.open(MODEL_CACHE_NAME);
   // Big model files first: they dominate the time, and the shell is quick after them.
-  await runLimited([
-    ...MODEL_ENTRIES.map((e) => () => precacheModelEntry(e, modelCache, progress)),
-    ...APP_ENTRIES.map((e) => () => precacheAppEntry(e, appCache, progress)),
-    ...LAZY_ENTRIES.map((e) => () => precacheLazyEntry(e, appCache)),
-  ], PARALLEL_DOWNLOADS);
+  await runLimited(
+    [
+      ...MODEL_ENTRIES.map((e) => () => precacheModelEntry(e, modelCache, progress)),
+      ...APP_ENTRIES.map((e) => () => precacheAppEntry(e, appCache, progress)),
+      ...LAZY_ENTRIES.map((e) => () => precacheLazyEntry(e, appCache)),
+    ],
+    PARALLEL_DOWNLOADS,
+  );
   await progress.post();
 }
 
@@ -189,13 +211,15 @@ async function pruneModelCache(): Promise<void> {
 }
 
 self.addEventListener('activate', (event) => {
-  event.waitUntil((async () => {
-    for (const name of await caches.keys()) {
-      if (name.startsWith(APP_CACHE_PREFIX) && name !== APP_CACHE) await caches.delete(name);
-    }
-    await pruneModelCache();
-    await self.clients.claim();
-  })());
+  event.waitUntil(
+    (async () => {
+      for (const name of await caches.keys()) {
+        if (name.startsWith(APP_CACHE_PREFIX) && name !== APP_CACHE) await caches.delete(name);
+      }
+      await pruneModelCache();
+      await self.clients.claim();
+    })(),
+  );
 });
 
 self.addEventListener('message', (event) => {
@@ -233,8 +257,10 @@ async function respond(request: Request): Promise<Response> {
     const lazy = lazyEntries.get(url);
     if (lazy) {
       // First use of a lazy file: store it (checked like a precached one), then serve the stored copy.
-      const stored = await download(url, url, lazy.bytes, cache, null, { [REVISION_HEADER]: lazy.revision })
-        .then(() => cache.match(url), () => undefined);
+      const stored = await download(url, url, lazy.bytes, cache, null, { [REVISION_HEADER]: lazy.revision }).then(
+        () => cache.match(url),
+        () => undefined,
+      );
       if (stored) return isolated(stored);
     }
   }

@@ -11,12 +11,14 @@ const list = document.querySelector<HTMLOListElement>('#candidates')!;
 async function fill(): Promise<void> {
   try {
     const result = await tk.fill(text.value, { topK: 5 });
-    list.replaceChildren(...result.masks[0]!.candidates.map((c) => {
-      const item = document.createElement('li');
-      item.textContent = `${c.token} ${(c.score * 100).toFixed(1)}%`;
-      item.dataset.token = c.token;
-      return item;
-    }));
+    list.replaceChildren(
+      ...result.masks[0]!.candidates.map((c) => {
+        const item = document.createElement('li');
+        item.textContent = `${c.token} ${(c.score * 100).toFixed(1)}%`;
+        item.dataset.token = c.token;
+        return item;
+      }),
+    );
     status.textContent = `${tk.stats().threads} thread(s), ${result.timings.totalMs.toFixed(1)} ms`;
   } catch (error) {
     status.textContent = error instanceof TiankongError ? `${error.code}: ${error.message}` : String(error);

@@ -2,5 +2,7 @@
 // not compiled from here): load-core.ts imports it by a literal path so that bundlers find it.
 import type { CoreModule } from '../core-module.js';
 
-declare const factory: (moduleArg: { locateFile(path: string, scriptDirectory: string): string }) => Promise<CoreModule>;
+declare const factory: (moduleArg: {
+  locateFile(path: string, scriptDirectory: string): string;
+}) => Promise<CoreModule>;
 export default factory;
