@@ -13,9 +13,9 @@ from pathlib import Path
 import onnx
 
 from .checkpoint import CheckpointError, load_checkpoint, read_lowercase
-from .export import GRAPH_KINDS, WORD_EMBEDDINGS, export_fp32, graph_inputs
 from .head import write_head
 from .manifest import build_manifest, write_manifest
+from .onnx_graph import GRAPH_KINDS, WORD_EMBEDDINGS, export_fp32, graph_inputs
 from .prune import corpus_files, count_tokens, kept_token_ids, prune_model
 from .quantize import DEFAULT_PATTERN, PATTERNS, quantize_dynamic_int8, store_weights_fp16
 from .transformers_js import write_transformers_js_files

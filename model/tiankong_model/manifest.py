@@ -37,7 +37,7 @@ def build_manifest(
     head_dtype: str | None = None,
 ) -> dict:
     """The manifest of an exported model directory (model.onnx, vocab.txt and, for the "core"
-    graph kind, head.bin already written). `kind`: "core", "mask-only" or "full" (export.py)."""
+    graph kind, head.bin already written). `kind`: "core", "mask-only" or "full" (onnx_graph.py)."""
     files = ["model.onnx", "vocab.txt", *(["head.bin"] if kind == "core" else [])]
     return {
         "format": FORMAT,
