@@ -314,7 +314,8 @@ async function benchForms({ args, browser, origin, sentences, threads, group, fl
 /**
  * The encoder-form groups whose exports exist: the default model (INT8, fp16-weights, and the
  * shipped model with its corpus memory) at every length, bert-base shape (INT8 = tiankong/,
- * fp16-weights) at --encoder-lengths, 1 mask.
+ * fp16-weights, and the INT8 mask-only graph tiankong ran before the core graph = native/) at
+ * --encoder-lengths, 1 mask.
  */
 function formGroups(args) {
   const shape = (dir) => {
@@ -336,6 +337,7 @@ function formGroups(args) {
   } else console.warn('bench: no default-int8/ and default-fp16/ exports: the default model is not measured');
   if (existsSync(join(args.models, 'tiankong-fp16', 'model.json'))) {
     const models = { tiankong: join(args.models, 'tiankong'), 'tiankong-fp16': join(args.models, 'tiankong-fp16') };
+    if (existsSync(join(args.models, 'native', 'model.json'))) models['bert-mask-only'] = join(args.models, 'native');
     groups.push({
       name: 'bert-base',
       title: `bert-base shape (${shape(models.tiankong)})`,
@@ -403,7 +405,7 @@ function measureCompanions(args) {
     out.window = [];
     for (const window of new Set([windowOf(model), windowOf(join(args.models, 'tiankong'))].filter(Boolean))) {
       const file = join(args.outDir, `window-${window.replace(':', '-')}.json`);
-      out.window.push({ window, ...companion('scripts/measure-window', [model, '--window', window], file) });
+      out.window.push({ ...companion('scripts/measure-window', [model, '--window', window], file), window });
     }
   }
   const layer = companion('bench/output-layer-bench.mjs', [], join(args.outDir, 'output-layer.json'), '--out');
@@ -481,6 +483,7 @@ function describeCore(dir) {
 /** The column name of a model in the encoder-form tables. */
 function formLabel(name, report) {
   if (name.endsWith('shipped')) return `shipped (${report.shipped}, with memory)`;
+  if (name.endsWith('mask-only')) return 'INT8, mask-only graph (no window)';
   return name.endsWith('fp16') ? 'fp16-weights' : 'INT8';
 }
 
@@ -528,7 +531,7 @@ function companionMarkdown(report) {
     lines.push(
       '',
       `App (web/app built with ${report.shipped}, scripts/serve.mjs on localhost), time from navigation to the first answer,` +
-        ` median (range) of ${app.profiles} fresh profiles:`,
+        ` median (range) over ${app.profiles} fresh browser profile${app.profiles > 1 ? 's' : ''}:`,
       '',
       '| first visit ms | second visit ms (model in Cache Storage) | MB sent until the first answer (first / second visit) |',
       '|---|---|---|',
@@ -563,14 +566,15 @@ function companionMarkdown(report) {
       '',
       'Window vs full text on long held-out lines (scripts/measure-window, one character masked, memory off; speed: wasm in Node, 2 threads):',
       '',
-      '| model | window (threshold:size tokens) | cases | mean chars | top-1 agreement | p50 ms windowed / full | speed-up |',
-      '|---|---|---|---|---|---|---|',
+      '| model | window (threshold:size tokens) | cases | mean chars | top-1 agreement | top-1 accuracy windowed / full | p50 ms windowed / full | speed-up |',
+      '|---|---|---|---|---|---|---|---|',
     );
     for (const w of c.window) {
       lines.push(
         w.error
-          ? `| – | ${w.window} | not measured: ${w.error} | | | | |`
-          : `| ${w.model} | ${w.window} | ${w.cases} | ${w.mean_chars} | ${pct(w.top1_agreement)} | ${w.wasm_p50_ms.windowed} / ${w.wasm_p50_ms.full} | ${w.speedup}× |`,
+          ? `| – | ${w.window} | not measured: ${w.error} | | | | | |`
+          : `| ${w.model} | ${w.window} | ${w.cases} | ${w.mean_chars} | ${pct(w.top1_agreement)}` +
+              ` | ${pct(w.top1_accuracy?.windowed)} / ${pct(w.top1_accuracy?.full)} | ${w.wasm_p50_ms.windowed} / ${w.wasm_p50_ms.full} | ${w.speedup}× |`,
       );
     }
   }
