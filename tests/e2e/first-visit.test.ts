@@ -97,7 +97,7 @@ describe.skipIf(missing !== null)('first visit with the default model', () => {
     const firstWorker = sent.findIndex((r) => r.url.startsWith('/sw.js'));
     expect(firstModel).toBeGreaterThanOrEqual(0);
     expect(firstWorker === -1 || firstModel < firstWorker, sent.map((r) => r.url).join(' ')).toBe(true);
-    for (const file of ['model.onnx', 'memory.bin', 'vocab.txt']) {
+    for (const file of ['model.onnx', 'head.bin', 'memory.bin', 'vocab.txt']) {
       expect(
         sent.filter((r) => r.url === `/models/default/${file}` && r.status === 200),
         file,
@@ -124,7 +124,9 @@ describe.skipIf(missing !== null)('first visit with the default model', () => {
         `until then, ${(bytesVisit / 1e6).toFixed(2)} MB for the whole visit\n${JSON.stringify(byFile, null, 2)}`,
     );
     // Loose budgets (a loaded 2-core machine runs this); BENCHMARKS.md has the measured numbers.
-    expect(bytesToAnswer).toBeLessThan(15e6);
+    // Bytes: ~16 MB with the v2 default model (fp16-stored encoder 4.4 MB + head 2.1 MB brotli,
+    // memory 6.9 MB, ORT's wasm 2.3 MB); the budget catches a file fetched twice or uncompressed.
+    expect(bytesToAnswer).toBeLessThan(18e6);
     expect(firstAnswerMs).toBeLessThan(15_000);
   });
 });

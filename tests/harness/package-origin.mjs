@@ -45,7 +45,7 @@ export function packageMounts({ distDir, ortDir }) {
 }
 
 const BLANK_PAGE = '<!doctype html><meta charset="utf-8"><title>harness</title>';
-const MODEL_FILES = ['model.json', 'model.onnx', 'vocab.txt'];
+const MODEL_FILES = ['model.json', 'model.onnx', 'vocab.txt', 'memory.bin', 'head.bin'];
 
 /**
  * Starts the reliability origin on 127.0.0.1 (any free port). `models` maps a name to a model
@@ -61,7 +61,8 @@ export async function startPackageOrigin({ distDir, ortDir, models }) {
       '/models/': (rest) => {
         const [name, file, ...more] = rest.split('/');
         if (more.length > 0 || !Object.hasOwn(models, name) || !MODEL_FILES.includes(file)) return null;
-        return readFileSync(join(models[name], file));
+        const path = join(models[name], file);
+        return existsSync(path) ? readFileSync(path) : null;
       },
       '/tests/harness/fill-inputs.mjs': fileURLToPath(new URL('fill-inputs.mjs', import.meta.url)),
       '/model/tooling/prng.mjs': fileURLToPath(new URL('../../model/tooling/prng.mjs', import.meta.url)),

@@ -3,7 +3,7 @@
 // of the test model.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
@@ -23,11 +23,15 @@ const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest(
 export function modelVariant(modelDir: string, dir: string, edit: (dir: string) => void, keepHashes = false): string {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  for (const file of ['model.json', 'model.onnx', 'vocab.txt']) copyFileSync(join(modelDir, file), join(dir, file));
+  // Every file the model ships (a core model's head.bin, the memory) travels with it.
+  const files = ['model.json', 'model.onnx', 'vocab.txt', 'memory.bin', 'head.bin'].filter((f) =>
+    existsSync(join(modelDir, f)),
+  );
+  for (const file of files) copyFileSync(join(modelDir, file), join(dir, file));
   edit(dir);
   if (!keepHashes) {
     const manifest = JSON.parse(readFileSync(join(dir, 'model.json'), 'utf8'));
-    for (const file of ['model.onnx', 'vocab.txt']) {
+    for (const file of files.filter((f) => f !== 'model.json' && existsSync(join(dir, f)))) {
       const bytes = readFileSync(join(dir, file));
       manifest.files[file] = { sha256: sha256(bytes), bytes: bytes.byteLength };
     }

@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { readVocab, referenceTokenizer } from '../../model/tooling/hf-reference-tokenizer.mjs';
 import { createSession, runLogits } from '../../model/tooling/ort-session.mjs';
+import { type ParsedHead, embedRows, projectRows, readHead } from './head-reference.js';
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const distDir = join(repoRoot, 'dist');
@@ -167,6 +168,7 @@ export class Reference {
     private readonly tokenizer: any,
     private readonly ort: any,
     private readonly maskId: number,
+    private readonly head: ParsedHead | null, // a core model's output layer, read independently
   ) {}
 
   /**
@@ -179,7 +181,22 @@ export class Reference {
     const vocab: string[] = readVocab(join(modelDir, 'vocab.txt'));
     const tokenizer = referenceTokenizer(vocab, { lowercase: manifest.tokenizer.lowercase });
     const ort = await createSession(join(modelDir, 'model.onnx'), runtime, threads);
-    return new Reference(vocab, tokenizer, ort, manifest.special_tokens.mask);
+    const head = manifest.logits === 'core' ? readHead(join(modelDir, manifest.head.file)) : null;
+    return new Reference(vocab, tokenizer, ort, manifest.special_tokens.mask, head);
+  }
+
+  /** Logit rows (float64) at `positions` of one sequence, one run (batch 1); a core model's head in float64 here. */
+  private async logitRows(ids: number[], positions: number[]): Promise<Float64Array[]> {
+    const feeds = {
+      attention_mask: [ids.map(() => 1)],
+      token_type_ids: [ids.map(() => 0)],
+      mask_positions: [positions],
+      ...(this.head ? { inputs_embeds: [embedRows(this.head, ids)] } : { input_ids: [ids] }),
+    };
+    const { dims, data } = await runLogits(this.ort, feeds as Record<string, number[][]>);
+    if (this.head) return projectRows(this.head, data, positions.length);
+    const v = dims[2]!;
+    return positions.map((_, r) => Float64Array.from(data.subarray(r * v, (r + 1) * v)));
   }
 
   async encode(text: string): Promise<number[]> {
@@ -207,26 +224,12 @@ export class Reference {
   async probabilities(text: string): Promise<Float64Array[]> {
     const ids = await this.encode(text);
     const masks = ids.flatMap((id, i) => (id === this.maskId ? [i] : []));
-    const { dims, data } = await runLogits(this.ort, {
-      input_ids: [ids],
-      attention_mask: [ids.map(() => 1)],
-      token_type_ids: [ids.map(() => 0)],
-      mask_positions: [masks],
-    });
-    const v = dims[2]!;
-    return masks.map((_, r) => softmax(data.subarray(r * v, (r + 1) * v)));
+    return (await this.logitRows(ids, masks)).map((row) => softmax(row));
   }
 
   /** log softmax rows (float64) at `positions` of one sequence of token ids, one run (batch 1). */
   async logSoftmaxRows(ids: number[], positions: number[]): Promise<Float64Array[]> {
-    const { dims, data } = await runLogits(this.ort, {
-      input_ids: [ids],
-      attention_mask: [ids.map(() => 1)],
-      token_type_ids: [ids.map(() => 0)],
-      mask_positions: [positions],
-    });
-    const v = dims[2]!;
-    return positions.map((_, r) => softmax(data.subarray(r * v, (r + 1) * v)).map(Math.log));
+    return (await this.logitRows(ids, positions)).map((row) => softmax(row).map(Math.log));
   }
 
   get maskTokenId(): number {

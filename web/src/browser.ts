@@ -82,6 +82,10 @@ function packagedModel(): { model: string; files: Record<string, string> } {
       ? new URL('tiankong/model/default/memory.bin', import.meta.url)
       : new URL('../model/default/memory.bin', import.meta.url)
     ).href,
+    'head.bin': (PREBUNDLED
+      ? new URL('tiankong/model/default/head.bin', import.meta.url)
+      : new URL('../model/default/head.bin', import.meta.url)
+    ).href,
   };
   // The folder only names the model in messages and stats; the files come from `files`.
   return { model: new URL('.', files['model.onnx']).href, files };
@@ -96,7 +100,12 @@ function wireModel(model: CreateFillMaskOptions['model']): {
   if (model === undefined) return { ...packagedModel(), transfer: [] };
   if (isModelBytes(model)) {
     // A view spanning its whole ArrayBuffer is transferred (the caller's buffer is detached); anything else is copied.
-    const transfer = [model.modelBytes, model.vocabBytes, ...(model.memoryBytes ? [model.memoryBytes] : [])]
+    const transfer = [
+      model.modelBytes,
+      model.vocabBytes,
+      ...(model.memoryBytes ? [model.memoryBytes] : []),
+      ...(model.headBytes ? [model.headBytes] : []),
+    ]
       .map((bytes) =>
         bytes instanceof ArrayBuffer
           ? bytes
