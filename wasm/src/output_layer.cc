@@ -2,20 +2,28 @@
 //
 //   offset 0   char[8]  "TKOUTPUT"
 //          8   u32      format version (1)
-//         12   u32      dtype: 1 = int8 rows with a float scale each, 2 = float32
+//         12   u32      dtype: 1 = int8 rows with a float scale each, 2 = float32, 3 = float16
 //         16   u32      vocabulary size V
 //         20   u32      hidden size H
-//         24   u32      row stride S (int8: H rounded up to 16, zero-padded; f32: H)
+//         24   u32      row stride S in elements (int8: H rounded up to 16; f16: H rounded up to
+//                       2, so the table is a whole number of 4-byte words; f32: H); the padding
+//                       entries are written as zeros and never affect a result
 //         28   u32      CRC-32 of every byte from offset 32 to the end
-//         32   table    V x S int8 (or float32), row-major: row v is token v's embedding
+//         32   table    V x S int8, IEEE binary16 or float32, row-major: row v is token v's embedding
 //              f32      scale[V]   (int8 only: row v ≈ int8 row × scale[v])
 //              f32      bias[V]    the MLM head's output bias
-// Little-endian; the table starts at a 16-byte aligned offset, the floats at a 4-byte one.
+// Little-endian; the table starts at a 16-byte aligned offset, the floats at a 4-byte one. Every
+// weight, scale and bias is finite (a half with an all-ones exponent is rejected).
+//
+// In memory: int8 and f32 are used in place (the layer keeps the file's bytes); f16 is converted
+// once at load into an owned float32 V x H table (exact: every half is a float) and then takes the
+// f32 paths, so it costs the f32 memory at run time and half the f32 bytes to download.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "gemv_kernels.h"
+#include "half_float.h"
 #include "memory_format.h"
 #include "tiankong/tiankong.h"
 
@@ -25,7 +33,7 @@ namespace {
 constexpr char kMagic[8] = {'T', 'K', 'O', 'U', 'T', 'P', 'U', 'T'};
 constexpr uint32_t kVersion = 1;
 constexpr size_t kHeaderBytes = 32;
-constexpr uint32_t kInt8 = 1, kFloat32 = 2;
+constexpr uint32_t kInt8 = 1, kFloat32 = 2, kFloat16 = 3;
 
 uint32_t ReadU32(const uint8_t* p) {
   uint32_t v;
@@ -53,13 +61,15 @@ class OutputLayerImpl final : public OutputLayer {
     vocab_ = ReadU32(h + 16);
     hidden_ = ReadU32(h + 20);
     stride_ = ReadU32(h + 24);
-    if (dtype_ != kInt8 && dtype_ != kFloat32) {
+    if (dtype_ != kInt8 && dtype_ != kFloat32 && dtype_ != kFloat16) {
       *error = "unknown table type " + std::to_string(dtype_);
       return false;
     }
-    const bool int8 = dtype_ == kInt8;
-    if (hidden_ == 0 || hidden_ > 16384 || vocab_ == 0 || vocab_ > (1u << 24) ||
-        stride_ != (int8 ? (hidden_ + simd::kRowAlign - 1) / simd::kRowAlign * simd::kRowAlign : hidden_)) {
+    const bool int8 = dtype_ == kInt8, f16 = dtype_ == kFloat16;
+    const uint32_t expected_stride = int8  ? (hidden_ + simd::kRowAlign - 1) / simd::kRowAlign * simd::kRowAlign
+                                     : f16 ? (hidden_ + 1) / 2 * 2
+                                           : hidden_;
+    if (hidden_ == 0 || hidden_ > 16384 || vocab_ == 0 || vocab_ > (1u << 24) || stride_ != expected_stride) {
       *error = "header sizes are inconsistent (vocab " + std::to_string(vocab_) + ", hidden " +
                std::to_string(hidden_) + ", stride " + std::to_string(stride_) + ")";
       return false;
@@ -69,7 +79,7 @@ class OutputLayerImpl final : public OutputLayer {
                std::to_string(vocab_size) + " tokens (it belongs to another model)";
       return false;
     }
-    const size_t table_bytes = size_t{vocab_} * stride_ * (int8 ? 1 : 4);
+    const size_t table_bytes = size_t{vocab_} * stride_ * (int8 ? 1 : f16 ? 2 : 4);
     const size_t expected = kHeaderBytes + table_bytes + (int8 ? 4 * size_t{vocab_} : 0) + 4 * size_t{vocab_};
     if (n != expected) {
       *error = "file has " + std::to_string(n) + " bytes, its header implies " + std::to_string(expected) +
@@ -82,7 +92,7 @@ class OutputLayerImpl final : public OutputLayer {
     }
     const uint8_t* table = h + kHeaderBytes;
     table_i8_ = int8 ? reinterpret_cast<const int8_t*>(table) : nullptr;
-    table_f32_ = int8 ? nullptr : reinterpret_cast<const float*>(table);
+    table_f32_ = int8 || f16 ? nullptr : reinterpret_cast<const float*>(table);
     scale_ = int8 ? reinterpret_cast<const float*>(table + table_bytes) : nullptr;
     bias_ = reinterpret_cast<const float*>(table + table_bytes + (int8 ? 4 * size_t{vocab_} : 0));
     for (size_t v = 0; v < vocab_; ++v) {
@@ -91,7 +101,21 @@ class OutputLayerImpl final : public OutputLayer {
         return false;
       }
     }
-    if (!int8) {
+    if (f16) {
+      // Once, here: the owned float32 table (padding dropped) and a copy of the bias, then the
+      // file's bytes go (nothing points into them any more).
+      owned_table_.resize(size_t{vocab_} * hidden_);
+      for (size_t v = 0; v < vocab_; ++v) {
+        if (!fp16::HalvesToFloats(table + 2 * v * stride_, hidden_, owned_table_.data() + v * hidden_)) {
+          *error = "holds a non-finite weight (a float16 infinity or NaN)";
+          return false;
+        }
+      }
+      owned_bias_.assign(bias_, bias_ + vocab_);
+      table_f32_ = owned_table_.data();
+      bias_ = owned_bias_.data();
+      std::vector<uint8_t>().swap(bytes_);
+    } else if (!int8) {
       for (size_t i = 0; i < size_t{vocab_} * hidden_; ++i) {
         if (!std::isfinite(table_f32_[i])) {
           *error = "holds a non-finite weight";
@@ -104,7 +128,7 @@ class OutputLayerImpl final : public OutputLayer {
 
   int32_t HiddenSize() const override { return static_cast<int32_t>(hidden_); }
   int32_t VocabSize() const override { return static_cast<int32_t>(vocab_); }
-  const char* DType() const override { return dtype_ == kInt8 ? "int8" : "f32"; }
+  const char* DType() const override { return dtype_ == kInt8 ? "int8" : dtype_ == kFloat16 ? "f16" : "f32"; }
 
   bool Embed(const int32_t* ids, size_t n, float* out) const override {
     for (size_t i = 0; i < n; ++i) {
@@ -142,7 +166,9 @@ class OutputLayerImpl final : public OutputLayer {
   }
 
  private:
-  std::vector<uint8_t> bytes_;
+  std::vector<uint8_t> bytes_;      // the file (int8, f32: the tables point into it; f16: released)
+  std::vector<float> owned_table_;  // f16 only: the table converted to float32, V x H
+  std::vector<float> owned_bias_;   // f16 only: the bias copied out of the released file
   uint32_t dtype_ = 0, vocab_ = 0, hidden_ = 0, stride_ = 0;
   const int8_t* table_i8_ = nullptr;
   const float* table_f32_ = nullptr;

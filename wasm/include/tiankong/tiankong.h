@@ -169,14 +169,15 @@ class Memory {
 
 class OutputLayer {
  public:
-  // Verifies (magic, version, sizes, CRC-32) and takes over the bytes of a head.bin for a model
-  // with `vocab_size` tokens. Returns nullptr and a specific *error otherwise.
+  // Verifies (magic, version, sizes, CRC-32, finite values) and takes over the bytes of a head.bin
+  // for a model with `vocab_size` tokens (a float16 table is converted to float32 once, here, and
+  // the bytes released). Returns nullptr and a specific *error otherwise.
   static std::unique_ptr<OutputLayer> Load(std::vector<uint8_t> bytes, int32_t vocab_size, std::string* error);
   virtual ~OutputLayer() = default;
 
   virtual int32_t HiddenSize() const = 0;
   virtual int32_t VocabSize() const = 0;
-  // "int8" (a scale per row) or "f32".
+  // The table as stored in the file: "int8" (a scale per row), "f16" (computed as float32) or "f32".
   virtual const char* DType() const = 0;
   // out[n * HiddenSize()] = the table rows of `ids` (dequantised). False if an id is out of range.
   virtual bool Embed(const int32_t* ids, size_t n, float* out) const = 0;

@@ -130,7 +130,7 @@ export interface WasmTokenizer {
 /** The output layer (head.bin): the tied embedding table and MLM bias, for both ends of a "core" model. */
 export interface WasmOutputLayer {
   hiddenSize(): number;
-  dtype(): 'int8' | 'f32';
+  dtype(): 'int8' | 'f16' | 'f32';
   /** Input embeddings of `ids`: [ids.length * hiddenSize]. Throws for an id outside the vocabulary. */
   embed(ids: Int32Array): Float32Array;
   /** Logits [rows * vocabSize] of `rows` hidden states [rows * hiddenSize]. Throws for non-finite input. */
