@@ -286,6 +286,92 @@ def test_core_graph_ends_at_the_hidden_state_and_head_bin_completes_it(tiny_mode
     assert np.corrcoef(reference.ravel(), quantized.ravel())[0, 1] > 0.99
 
 
+def test_f16_head_export_round_trips_and_its_core_logits_match_fp32(tiny_model, tiny_checkpoint, batches, tmp_path):
+    """--head-dtype f16: head.bin holds the table as IEEE halves (read back within fp16 precision,
+    i.e. exactly the table rounded to float16), and the logits computed from it are those of the
+    fp32 export up to that rounding: far closer than the int8 head."""
+    from tiankong_model.head import read_head
+
+    variants = {
+        "core-fp32": dict(fp32=True),
+        "core-fp32-f16": dict(fp32=True, head_dtype="f16"),  # only the head differs from core-fp32
+        "core-fp32-int8": dict(fp32=True, head_dtype="int8"),  # the same with the int8 head
+        "core-int8-f16": dict(head_dtype="f16"),  # the INT8 encoder with an f16 head
+    }
+    for variant, options in variants.items():
+        export_model(tiny_checkpoint, tmp_path / variant, graph="core", log=lambda *_: None, **options)
+    manifest = json.loads((tmp_path / "core-int8-f16" / "model.json").read_text())
+    assert manifest["head"] == {"file": "head.bin", "dtype": "f16"}
+    assert manifest["quantization"]["embeddings"].startswith("f16 in head.bin")
+    assert json.loads((tmp_path / "core-fp32-int8" / "model.json").read_text())["head"]["dtype"] == "int8"
+    assert json.loads((tmp_path / "core-fp32" / "model.json").read_text())["head"]["dtype"] == "f32"
+
+    model = tiny_model[0]
+    table = model.bert.embeddings.word_embeddings.weight.detach().numpy()
+    vocab, hidden = table.shape
+    head = read_head(tmp_path / "core-fp32-f16" / "head.bin")
+    assert head["dtype"] == "f16" and head["table"].dtype == np.float32 and head["table"].shape == table.shape
+    np.testing.assert_array_equal(head["table"], table.astype(np.float16).astype(np.float32))
+    np.testing.assert_allclose(head["table"], table, rtol=2.0**-11, atol=2.0**-25)  # fp16: 11-bit significand
+    np.testing.assert_array_equal(head["bias"], model.cls.predictions.bias.detach().numpy())
+    size = (tmp_path / "core-fp32-f16" / "head.bin").stat().st_size
+    assert size == 32 + vocab * hidden * 2 + 4 * vocab  # hidden 64 is even: no padding
+    assert size < (tmp_path / "core-fp32" / "head.bin").stat().st_size * 0.51
+
+    reference = np.concatenate([b.reshape(-1, b.shape[-1]) for b in core_logits(tmp_path / "core-fp32", batches)])
+    half = np.concatenate([b.reshape(-1, b.shape[-1]) for b in core_logits(tmp_path / "core-fp32-f16", batches)])
+    scale = np.abs(reference).max()
+    np.testing.assert_allclose(half, reference, atol=1e-3 * scale, rtol=0)  # measured: 3e-4 × scale
+    assert (half.argmax(-1) == reference.argmax(-1)).all()
+    # The f16 head's own error is far below the int8 head's (the same fp32 encoder under both).
+    int8 = np.concatenate([b.reshape(-1, b.shape[-1]) for b in core_logits(tmp_path / "core-fp32-int8", batches)])
+    assert np.abs(half - reference).max() * 8 < np.abs(int8 - reference).max()  # measured: 30×
+    int8_encoder = np.concatenate(
+        [b.reshape(-1, b.shape[-1]) for b in core_logits(tmp_path / "core-int8-f16", batches, "web")]
+    )
+    assert np.corrcoef(reference.ravel(), int8_encoder.ravel())[0, 1] > 0.99
+
+
+def test_f16_head_pads_odd_rows_to_an_even_stride(tmp_path):
+    from tiankong_model.bert import BertConfig, BertForMaskedLM
+    from tiankong_model.head import head_bytes, read_head
+
+    config = BertConfig(
+        vocab_size=50,
+        hidden_size=33,
+        num_hidden_layers=1,
+        num_attention_heads=3,
+        intermediate_size=16,
+        max_position_embeddings=16,
+    )
+    model = BertForMaskedLM(config)
+    with torch.no_grad():
+        model.cls.predictions.bias.copy_(torch.linspace(-1, 1, 50))
+    data = head_bytes(model, "f16")
+    dtype, vocab, hidden, stride = np.frombuffer(data, "<u4", 4, 12)
+    assert (dtype, vocab, hidden, stride) == (3, 50, 33, 34)
+    assert len(data) == 32 + 50 * 34 * 2 + 4 * 50 and (32 + 50 * 34 * 2) % 4 == 0
+    rows = np.frombuffer(data, "<u2", 50 * 34, 32).reshape(50, 34)
+    assert (rows[:, 33] == 0).all()  # the padding column
+    table = model.bert.embeddings.word_embeddings.weight.detach().numpy()
+    path = tmp_path / "head.bin"
+    path.write_bytes(data)
+    head = read_head(path)
+    np.testing.assert_array_equal(head["table"], table.astype(np.float16).astype(np.float32))
+    np.testing.assert_array_equal(head["bias"], model.cls.predictions.bias.detach().numpy())
+    with torch.no_grad():
+        model.bert.embeddings.word_embeddings.weight[3, 5] = 1e6  # beyond float16
+    with pytest.raises(ValueError, match="does not fit float16"):
+        head_bytes(model, "f16")
+
+
+def test_head_dtype_is_checked(tiny_checkpoint, tmp_path):
+    with pytest.raises(ValueError, match="--head-dtype f16 needs --graph core"):
+        export_model(tiny_checkpoint, tmp_path, head_dtype="f16", log=lambda *_: None)
+    with pytest.raises(ValueError, match="--head-dtype must be one of int8, f32, f16"):
+        export_model(tiny_checkpoint, tmp_path, graph="core", head_dtype="bf16", log=lambda *_: None)
+
+
 @pytest.mark.parametrize("graph", ["mask-only", "core"])
 def test_fp16_weights_export_is_close_to_fp32(tiny_checkpoint, batches, tmp_path, graph):
     export_model(tiny_checkpoint, tmp_path / "fp32", graph=graph, fp32=True, log=lambda *_: None)

@@ -13,6 +13,7 @@ from pathlib import Path
 import onnx
 
 from .checkpoint import CheckpointError, load_checkpoint, read_lowercase
+from .head import DTYPES as HEAD_DTYPES
 from .head import write_head
 from .manifest import build_manifest, write_manifest
 from .onnx_graph import GRAPH_KINDS, WORD_EMBEDDINGS, export_fp32, graph_inputs
@@ -47,6 +48,7 @@ def export_model(
     pattern: str = DEFAULT_PATTERN,
     reduce_range: bool = False,
     fp16_weights: bool = False,
+    head_dtype: str | None = None,
     window: tuple[int, int] | None = None,
     name: str | None = None,
     log=print,
@@ -55,12 +57,18 @@ def export_model(
 
     `graph`: "mask-only" (logits at the masks), "core" (hidden states at the masks; the C++ core
     holds the embedding table in head.bin) or "full" (logits everywhere; `full_logits=True` too).
+    `head_dtype` (core only): the table type of head.bin, "int8", "f16" or "f32"; default "f32" with
+    `fp32`, else "int8".
 
     Raises CheckpointError/ValueError with the reason for a bad checkpoint, corpus or option."""
     kind = "full" if full_logits else graph
     if kind not in GRAPH_KINDS:
         raise ValueError(f"--graph must be one of {', '.join(GRAPH_KINDS)}, got {graph!r}")
     full_logits = kind == "full"
+    if head_dtype is not None and kind != "core":
+        raise ValueError(f"--head-dtype {head_dtype} needs --graph core (only the core graph has head.bin)")
+    if head_dtype is not None and head_dtype not in HEAD_DTYPES:
+        raise ValueError(f"--head-dtype must be one of {', '.join(HEAD_DTYPES)}, got {head_dtype!r}")
     model, vocab = load_checkpoint(checkpoint_dir)
     lowercase = read_lowercase(checkpoint_dir)
     limit = model.config.max_position_embeddings
@@ -99,15 +107,20 @@ def export_model(
         quantization = store_weights_fp16(proto)
     else:
         quantization = quantize_dynamic_int8(proto, embedding, pattern, reduce_range)
+    if kind == "core":
+        head_dtype = head_dtype or ("f32" if fp32 else "int8")
+        if "embeddings" in quantization:  # the INT8 summary: the table is head.bin's, in its own type
+            quantization["embeddings"] = (
+                f"{'int8 per row' if head_dtype == 'int8' else head_dtype} in head.bin "
+                "(the C++ core gathers inputs and projects outputs)"
+            )
     if pruning:
         source["vocab_pruning"] = pruning
     onnx.checker.check_model(proto)
     out_dir.mkdir(parents=True, exist_ok=True)
     onnx.save(proto, out_dir / "model.onnx")
     write_vocab(vocab, out_dir / "vocab.txt")
-    head_dtype = None
     if kind == "core":
-        head_dtype = "f32" if fp32 else "int8"
         write_head(model, out_dir / "head.bin", head_dtype)
     else:
         (out_dir / "head.bin").unlink(missing_ok=True)
@@ -133,7 +146,8 @@ def export_model(
     log(
         f"export-model: {out_dir / 'model.onnx'} {size / 1e6:.1f} MB "
         f"({'fp32' if fp32 else 'fp16 weights' if fp16_weights else 'int8 ' + pattern}, "
-        f"{manifest['logits']} graph, inputs {', '.join(manifest['inputs'])})"
+        f"{manifest['logits']} graph{', ' + head_dtype + ' head.bin' if head_dtype else ''}, "
+        f"inputs {', '.join(manifest['inputs'])})"
     )
     return manifest
 
@@ -161,6 +175,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="instead of INT8: float16-stored weights cast to float32 when the session starts "
         "(ONNX Runtime then packs them once; compare with scripts/bench-model)",
+    )
+    parser.add_argument(
+        "--head-dtype",
+        choices=["int8", "f16", "f32"],
+        help="with --graph core: the table type of head.bin (the tied embedding table the core computes "
+        "input embeddings and logits from): int8 (a scale per row; default), f16 (half the f32 bytes, "
+        "logits far closer to fp32 than int8) or f32 (default with --fp32)",
     )
     parser.add_argument(
         "--prune-vocab",
@@ -217,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
             pattern=args.pattern,
             reduce_range=args.reduce_range,
             fp16_weights=args.fp16_weights,
+            head_dtype=args.head_dtype,
             window=parse_window(args.window),
             name=args.name,
         )

@@ -3,20 +3,36 @@
 // multiplies them by the tied table. Checked against an independent reference written here: it
 // parses head.bin itself, runs onnxruntime-node on the same graph, and does the projection and
 // softmax in float64 JS. Also: long inputs read through windows around the masks (model.json
-// "window"), against the reference run on each window's own text.
+// "window"), against the reference run on each window's own text; and a float16 head.bin
+// (--head-dtype f16), decoded here from its bits, within fp16 precision of the float32 table.
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { FillMaskModel } from '../../web/src/index.js';
 import { createSession } from '../../model/tooling/ort-session.mjs';
+import { halfValue } from '../harness/half.js';
 import { Reference, api, missingPrerequisite, softmax, testModelDir } from './fixtures.js';
 
 const missing = missingPrerequisite();
+/**
+ * Relative error of a probability from rounding the table to float16 (2^-11 per weight, in the
+ * input embeddings and the projection): measured ≤ 1.3e-3 on the tiny model; with margin.
+ */
+const FP16_TOLERANCE = 0.01;
 if (missing) console.warn(missing);
 
+interface ParsedHead {
+  dtype: number;
+  vocab: number;
+  hidden: number;
+  stride: number;
+  table: Float64Array;
+  bias: Float64Array;
+}
+
 /** head.bin parsed from its documented layout (wasm/src/output_layer.cc), independently of the core. */
-function readHead(path: string): { vocab: number; hidden: number; table: Float64Array; bias: Float64Array } {
+function readHead(path: string): ParsedHead {
   const bytes = readFileSync(path);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   expect(bytes.subarray(0, 8).toString('latin1')).toBe('TKOUTPUT');
@@ -36,18 +52,27 @@ function readHead(path: string): { vocab: number; hidden: number; table: Float64
       for (let k = 0; k < hidden; k++) table[v * hidden + k] = view.getInt8(at + v * stride + k) * scale;
     }
     at = scales + 4 * vocab;
+  } else if (dtype === 3) {
+    expect(stride).toBe(hidden + (hidden % 2)); // rows padded to an even number of halves
+    for (let v = 0; v < vocab; v++) {
+      for (let k = 0; k < hidden; k++)
+        table[v * hidden + k] = halfValue(view.getUint16(at + 2 * (v * stride + k), true));
+    }
+    at += 2 * vocab * stride;
   } else {
+    expect(dtype).toBe(2);
     for (let i = 0; i < vocab * hidden; i++) table[i] = view.getFloat32(at + 4 * i, true);
     at += 4 * vocab * hidden;
   }
   for (let v = 0; v < vocab; v++) bias[v] = view.getFloat32(at + 4 * v, true);
-  return { vocab, hidden, table, bias };
+  expect(at + 4 * vocab).toBe(bytes.length);
+  return { dtype, vocab, hidden, stride, table, bias };
 }
 
 describe.skipIf(missing !== null)('the core graph kind (output layer in the C++ core)', () => {
   let coreDir: string;
   let tk: FillMaskModel;
-  let head: ReturnType<typeof readHead>;
+  let head: ParsedHead;
   let ref: Reference; // for the tokenizer (HF) only
   let ort: { session: any; ort: any };
   let work: string;
@@ -65,24 +90,23 @@ describe.skipIf(missing !== null)('the core graph kind (output layer in the C++ 
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  /** Reference probabilities at the masks of `ids` (one sequence). */
-  async function referenceRows(ids: number[], masks: number[]): Promise<Float64Array[]> {
-    const embeds = new Float32Array(ids.length * head.hidden);
+  /** Reference probabilities at the masks of `ids` (one sequence), for the table `h` and the graph `o`. */
+  async function referenceRows(ids: number[], masks: number[], h = head, o = ort): Promise<Float64Array[]> {
+    const embeds = new Float32Array(ids.length * h.hidden);
     ids.forEach((id, i) => {
-      for (let k = 0; k < head.hidden; k++) embeds[i * head.hidden + k] = head.table[id * head.hidden + k]!;
+      for (let k = 0; k < h.hidden; k++) embeds[i * h.hidden + k] = h.table[id * h.hidden + k]!;
     });
-    const T = ort.ort.Tensor;
-    const { hidden } = await ort.session.run({
-      inputs_embeds: new T('float32', embeds, [1, ids.length, head.hidden]),
+    const T = o.ort.Tensor;
+    const { hidden } = await o.session.run({
+      inputs_embeds: new T('float32', embeds, [1, ids.length, h.hidden]),
       attention_mask: new T('int64', new BigInt64Array(ids.length).fill(1n), [1, ids.length]),
       mask_positions: new T('int64', BigInt64Array.from(masks, BigInt), [1, masks.length]),
     });
     return masks.map((_, r) => {
-      const logits = new Float64Array(head.vocab);
-      for (let v = 0; v < head.vocab; v++) {
-        let sum = head.bias[v]!;
-        for (let k = 0; k < head.hidden; k++)
-          sum += head.table[v * head.hidden + k]! * hidden.data[r * head.hidden + k];
+      const logits = new Float64Array(h.vocab);
+      for (let v = 0; v < h.vocab; v++) {
+        let sum = h.bias[v]!;
+        for (let k = 0; k < h.hidden; k++) sum += h.table[v * h.hidden + k]! * hidden.data[r * h.hidden + k];
         logits[v] = sum;
       }
       return softmax(logits);
@@ -104,6 +128,53 @@ describe.skipIf(missing !== null)('the core graph kind (output layer in the C++ 
       });
     }
     expect(tk.stats().model.name).toBe('tiny-random');
+  });
+
+  test('an f16 head.bin: the core computes with its halves, within fp16 precision of the f32 table', async () => {
+    // Exported from the same checkpoint with the same INT8 encoder: --head-dtype f16 and f32.
+    const dir16 = join(dirname(testModelDir()), 'core-f16');
+    const dir32 = join(dirname(testModelDir()), 'core-f32');
+    const head16 = readHead(join(dir16, 'head.bin'));
+    const head32 = readHead(join(dir32, 'head.bin'));
+    expect([head16.dtype, head32.dtype]).toEqual([3, 2]);
+    expect(JSON.parse(readFileSync(join(dir16, 'model.json'), 'utf8')).head).toEqual({
+      file: 'head.bin',
+      dtype: 'f16',
+    });
+    expect(readFileSync(join(dir16, 'model.onnx')).equals(readFileSync(join(dir32, 'model.onnx')))).toBe(true);
+    // The halves are the f32 table rounded to 11 significant bits (subnormals: to 2^-24).
+    let worst = 0;
+    head32.table.forEach((x, i) => {
+      worst = Math.max(worst, Math.abs(head16.table[i]! - x) / (2 ** -11 * Math.abs(x) + 2 ** -25));
+    });
+    expect(worst).toBeLessThanOrEqual(1);
+    expect(head16.bias).toEqual(head32.bias);
+    expect(readFileSync(join(dir16, 'head.bin')).length).toBe(32 + 2 * head16.vocab * head16.stride + 4 * head16.vocab);
+
+    const ort16 = await createSession(join(dir16, 'model.onnx'), 'node', 1);
+    const tk16 = await (await api()).createFillMask({ model: dir16, backend: 'auto', threads: 1 });
+    try {
+      for (const text of ['春眠不觉晓，处处闻[MASK]鸟。', '[MASK]天', '不[MASK]人的了大中国，[MASK]。']) {
+        const ids = await ref.encode(text);
+        const masks = ids.flatMap((id, i) => (id === ref.maskTokenId ? [i] : []));
+        const exact = await referenceRows(ids, masks, head16, ort16); // over the decoded halves
+        const unrounded = await referenceRows(ids, masks, head32, ort16); // over the float32 table
+        const result = await tk16.fill(text, { topK: 8, memory: false });
+        result.masks.forEach((mask, m) => {
+          const expected = ref.topK(exact[m]!, 8);
+          expect(mask.candidates.map((c) => c.token)).toEqual(expected.map((e) => e.token));
+          mask.candidates.forEach((c, k) => {
+            // Tighter than the rounding itself (≥ 1e-4 here): the core computes with exactly these halves.
+            expect(Math.abs(c.score - expected[k]!.p)).toBeLessThanOrEqual(1e-5 * expected[k]!.p + 1e-9);
+            const p32 = unrounded[m]![expected[k]!.id]!;
+            expect(Math.abs(c.score - p32)).toBeLessThanOrEqual(FP16_TOLERANCE * p32 + 1e-6);
+          });
+          expect(expected[0]!.token).toBe(ref.topK(unrounded[m]!, 1)[0]!.token);
+        });
+      }
+    } finally {
+      await tk16.dispose();
+    }
   });
 
   test('long inputs are read through windows around the masks', async () => {

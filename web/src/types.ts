@@ -31,8 +31,8 @@ export interface ModelManifest {
    * "mask-only" = logits at the masks, "full" = logits everywhere (not usable by tiankong).
    */
   logits: 'core' | 'mask-only' | 'full';
-  /** With logits "core": the output layer file (tied embedding table + MLM bias). */
-  head?: { file: string; dtype: 'int8' | 'f32' };
+  /** With logits "core": the output layer file (tied embedding table + MLM bias) and its table type. */
+  head?: { file: string; dtype: 'int8' | 'f16' | 'f32' };
   /**
    * Inputs longer than `threshold` tokens are read through windows of `size` tokens around the
    * masks (the model never sees more at once). Default: the whole input up to max_length.

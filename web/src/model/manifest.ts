@@ -74,10 +74,11 @@ export function checkManifest(value: unknown, where: string): ModelManifest {
         'needs the mask-only or core export (scripts/export-model without --full-logits)',
     );
   }
-  if (m.logits === 'core' && (typeof m.head?.file !== 'string' || !['int8', 'f32'].includes(m.head.dtype))) {
+  if (m.logits === 'core' && (typeof m.head?.file !== 'string' || !['int8', 'f16', 'f32'].includes(m.head.dtype))) {
     throw bad(
       where,
-      'a "core" model needs head: { "file": "head.bin", "dtype": "int8" | "f32" } (scripts/export-model --graph core)',
+      'a "core" model needs head: { "file": "head.bin", "dtype": "int8" | "f16" | "f32" } ' +
+        '(scripts/export-model --graph core)',
     );
   }
   if (
