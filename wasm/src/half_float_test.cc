@@ -51,10 +51,10 @@ TEST(HalfFloat, KnownValues) {
       {0x3c00, 1.0f},
       {0xc000, -2.0f},
       {0x3555, 0.333251953125f},
-      {0x7bff, 65504.0f},                  // largest finite
-      {0x0400, 6.103515625e-05f},          // smallest normal, 2^-14
-      {0x03ff, 6.097555160522461e-05f},    // largest subnormal
-      {0x0001, 5.960464477539063e-08f},    // smallest subnormal, 2^-24
+      {0x7bff, 65504.0f},                // largest finite
+      {0x0400, 6.103515625e-05f},        // smallest normal, 2^-14
+      {0x03ff, 6.097555160522461e-05f},  // largest subnormal
+      {0x0001, 5.960464477539063e-08f},  // smallest subnormal, 2^-24
       {0x8001, -5.960464477539063e-08f},
   };
   for (const auto& c : cases) {
