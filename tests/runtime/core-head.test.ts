@@ -1,6 +1,6 @@
 // The "core" graph kind (scripts/export-model --graph core): the C++ core gathers the input
 // embeddings from head.bin, ONNX Runtime computes the hidden states at the masks, the core
-// multiplies them by the tied table. Checked against an independent reference written here: it
+// multiplies them by the tied table. Checked against an independent reference (head-reference.ts): it
 // parses head.bin itself, runs onnxruntime-node on the same graph, and does the projection and
 // softmax in float64 JS. Also: long inputs read through windows around the masks (model.json
 // "window"), against the reference run on each window's own text; and a float16 head.bin
@@ -11,8 +11,8 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { FillMaskModel } from '../../web/src/index.js';
 import { createSession } from '../../model/tooling/ort-session.mjs';
-import { halfValue } from '../harness/half.js';
 import { Reference, api, missingPrerequisite, softmax, testModelDir } from './fixtures.js';
+import { type ParsedHead, readHead } from './head-reference.js';
 
 const missing = missingPrerequisite();
 /**
@@ -21,53 +21,6 @@ const missing = missingPrerequisite();
  */
 const FP16_TOLERANCE = 0.01;
 if (missing) console.warn(missing);
-
-interface ParsedHead {
-  dtype: number;
-  vocab: number;
-  hidden: number;
-  stride: number;
-  table: Float64Array;
-  bias: Float64Array;
-}
-
-/** head.bin parsed from its documented layout (wasm/src/output_layer.cc), independently of the core. */
-function readHead(path: string): ParsedHead {
-  const bytes = readFileSync(path);
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  expect(bytes.subarray(0, 8).toString('latin1')).toBe('TKOUTPUT');
-  const [dtype, vocab, hidden, stride] = [12, 16, 20, 24].map((o) => view.getUint32(o, true)) as [
-    number,
-    number,
-    number,
-    number,
-  ];
-  const table = new Float64Array(vocab * hidden);
-  const bias = new Float64Array(vocab);
-  let at = 32;
-  if (dtype === 1) {
-    const scales = 32 + vocab * stride;
-    for (let v = 0; v < vocab; v++) {
-      const scale = view.getFloat32(scales + 4 * v, true);
-      for (let k = 0; k < hidden; k++) table[v * hidden + k] = view.getInt8(at + v * stride + k) * scale;
-    }
-    at = scales + 4 * vocab;
-  } else if (dtype === 3) {
-    expect(stride).toBe(hidden + (hidden % 2)); // rows padded to an even number of halves
-    for (let v = 0; v < vocab; v++) {
-      for (let k = 0; k < hidden; k++)
-        table[v * hidden + k] = halfValue(view.getUint16(at + 2 * (v * stride + k), true));
-    }
-    at += 2 * vocab * stride;
-  } else {
-    expect(dtype).toBe(2);
-    for (let i = 0; i < vocab * hidden; i++) table[i] = view.getFloat32(at + 4 * i, true);
-    at += 4 * vocab * hidden;
-  }
-  for (let v = 0; v < vocab; v++) bias[v] = view.getFloat32(at + 4 * v, true);
-  expect(at + 4 * vocab).toBe(bytes.length);
-  return { dtype, vocab, hidden, stride, table, bias };
-}
 
 describe.skipIf(missing !== null)('the core graph kind (output layer in the C++ core)', () => {
   let coreDir: string;
