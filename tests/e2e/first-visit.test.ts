@@ -124,9 +124,9 @@ describe.skipIf(missing !== null)('first visit with the default model', () => {
         `until then, ${(bytesVisit / 1e6).toFixed(2)} MB for the whole visit\n${JSON.stringify(byFile, null, 2)}`,
     );
     // Loose budgets (a loaded 2-core machine runs this); BENCHMARKS.md has the measured numbers.
-    // Bytes: ~16 MB with the v2 default model (fp16-stored encoder 4.4 MB + head 2.1 MB brotli,
+    // Bytes: ~18 MB with the v2 default model (fp16-stored encoder 4.4 MB + f16 head ~4 MB brotli,
     // memory 6.9 MB, ORT's wasm 2.3 MB); the budget catches a file fetched twice or uncompressed.
-    expect(bytesToAnswer).toBeLessThan(18e6);
+    expect(bytesToAnswer).toBeLessThan(21e6);
     expect(firstAnswerMs).toBeLessThan(15_000);
   });
 });

@@ -154,9 +154,9 @@ describe.skipIf(missing !== null || !hasDefaultModel)('explain with the default 
     try {
       const text = '掩耳盗[MASK]';
       const result = await tk.explain(text, 0, '铃');
-      // The default model is a core graph: the C++ core projects an int16-quantised hidden state on
-      // the int8 table, the reference the exact one on the dequantised table in float64 (measured
-      // differences ~2e-4 in a log-probability drop).
+      // The default model is a core graph: the C++ core computes the output layer in float32 from
+      // its stored table (f16 or int8 × int16), the reference in float64 from the same table
+      // (measured differences ≤ 2e-4 in a log-probability drop).
       await expectMatchesReference(result, ref, 2e-3);
     } finally {
       await tk.dispose();

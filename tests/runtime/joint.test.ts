@@ -236,7 +236,7 @@ describe.skipIf(missing !== null || !hasDefaultModel)('joint decoding with the d
           c.tokens.map((t) => ref.tokenId(t)),
           han,
         );
-        // Core graph: the core's int8 × int16 projection vs the reference's float64 one (relative ~1e-4 measured).
+        // Core graph: the core's float32 output layer vs the reference's float64 one (relative ≤ 1e-4 measured).
         expect(Math.abs(c.score - expected)).toBeLessThanOrEqual(2e-3 * expected);
       }
     } finally {
