@@ -584,7 +584,11 @@ function companionMarkdown(report) {
   return lines;
 }
 
-/** The C++ output layer per mask and its share of a 1-mask fill (p50) at the most threads measured. */
+/**
+ * The C++ output layer per mask and its share of a 1-mask fill (p50) at the most threads measured:
+ * the bert-base shape against tiankong's fill (int8 table), the default model's against the
+ * default-int8 form's fill (same table type as the shipped model).
+ */
 function outputLayerMarkdown(report) {
   const threads = Math.max(...report.rows.map((r) => r.threads));
   const fill = (chars) => {
