@@ -12,8 +12,8 @@ import { build } from 'vite';
 import { startAppServer } from '../../scripts/serve.mjs';
 import { launchChromium } from '../../tests/harness/chromium.mjs';
 
-// Records in the page when the first answer appears (ms since navigation start).
-const RECORDER = `
+/** Init script: records in the page when the first answer appears (window.__firstAnswerMs, ms since navigation start). */
+export const FIRST_ANSWER_RECORDER = `
   new MutationObserver((_, observer) => {
     if (document.querySelector('[data-testid=candidate]')) {
       window.__firstAnswerMs = performance.now();
@@ -65,7 +65,7 @@ export async function measureAppVisits({ repoRoot, modelDir, profiles = 3 }) {
     for (let i = 0; i < profiles; i++) {
       const context = await launchChromium({ viewport: { width: 1280, height: 900 }, localOnly: true });
       try {
-        await context.addInitScript(RECORDER);
+        await context.addInitScript(FIRST_ANSWER_RECORDER);
         let page = context.pages()[0] ?? (await context.newPage());
         bytes = 0;
         result.first_visit_ms.push(await timeToFirstAnswer(page, server.origin));

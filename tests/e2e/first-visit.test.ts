@@ -11,6 +11,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startAppServer } from '../../scripts/serve.mjs';
 import { REPO, buildApp, launchBrowser, missingPrerequisite } from './harness.js';
+import { FIRST_ANSWER_RECORDER } from '../../bench/lib/app-visits.mjs';
 
 const missing = missingPrerequisite();
 if (missing) console.warn(missing);
@@ -21,16 +22,6 @@ interface Sent {
   bytes: number;
   at: number;
 }
-
-// Records in the page when the first answer appears (ms since navigation start).
-const RECORDER = `
-  new MutationObserver((_, observer) => {
-    if (document.querySelector('[data-testid=candidate]')) {
-      window.__firstAnswerMs = performance.now();
-      observer.disconnect();
-    }
-  }).observe(document, { subtree: true, childList: true });
-`;
 
 describe.skipIf(missing !== null)('first visit with the default model', () => {
   let workDir: string;
@@ -47,7 +38,7 @@ describe.skipIf(missing !== null)('first visit with the default model', () => {
       onRequest: ({ url, status, bytes }) => sent.push({ url, status, bytes, at: Date.now() }),
     });
     context = await launchBrowser();
-    await context.addInitScript(RECORDER);
+    await context.addInitScript(FIRST_ANSWER_RECORDER);
     page = context.pages()[0] ?? (await context.newPage());
   });
 
