@@ -7,7 +7,7 @@
 // tests/e2e/first-visit.test.ts, repeated on fresh profiles for a median.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { build } from 'vite';
 import { startAppServer } from '../../scripts/serve.mjs';
 import { launchChromium } from '../../tests/harness/chromium.mjs';
@@ -54,7 +54,7 @@ export async function measureAppVisits({ repoRoot, modelDir, profiles = 3 }) {
   let bytes = 0;
   const server = await startAppServer({ root: join(work, 'app'), onRequest: (r) => (bytes += r.bytes) });
   const result = {
-    model: modelDir,
+    model: relative(repoRoot, modelDir),
     profiles,
     first_visit_ms: [],
     second_visit_ms: [],
