@@ -182,7 +182,8 @@ describe.skipIf(missing !== null)('security of the built app and runtime', () =>
   });
 
   test('the service worker intercepts only same-origin GETs and stores nothing at run time; the CSP stops cross-origin fetches', async () => {
-    expect(await page.evaluate(() => navigator.serviceWorker.controller !== null)).toBe(true);
+    // The worker takes control once it activates (clients.claim), which a loaded machine delays.
+    await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 60_000 });
     const snapshot = () =>
       page.evaluate(async () => {
         const all: string[] = [];
