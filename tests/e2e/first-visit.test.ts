@@ -68,8 +68,10 @@ describe.skipIf(missing !== null)('first visit with the default model', () => {
         performance.getEntriesByType('resource').find((e) => new URL(e.name).pathname === '/idioms.json')?.startTime ??
         null,
     );
+    // The app starts that fetch in the task that renders the answer, before the recorder's observer
+    // runs; on a loaded machine the gap reached ~0.5 s. Fetched during loading would be seconds earlier.
     expect(
-      idiomFetchStart === null || idiomFetchStart >= firstAnswerMs - 50,
+      idiomFetchStart === null || idiomFetchStart >= firstAnswerMs - 1000,
       `idioms.json at ${idiomFetchStart} ms`,
     ).toBe(true);
     const untilAnswer = sent.filter((r) => r.at <= answeredAt && r.url !== '/idioms.json');
