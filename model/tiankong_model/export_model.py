@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--head-dtype",
-        choices=["int8", "f16", "f32"],
+        choices=list(HEAD_DTYPES),
         help="with --graph core: the table type of head.bin (the tied embedding table the core computes "
         "input embeddings and logits from): int8 (a scale per row; default), f16 (half the f32 bytes, "
         "logits far closer to fp32 than int8) or f32 (default with --fp32)",

@@ -23,10 +23,9 @@ const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest(
 export function modelVariant(modelDir: string, dir: string, edit: (dir: string) => void, keepHashes = false): string {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  // Every file the model ships (a core model's head.bin, the memory) travels with it.
-  const files = ['model.json', 'model.onnx', 'vocab.txt', 'memory.bin', 'head.bin'].filter((f) =>
-    existsSync(join(modelDir, f)),
-  );
+  // Every file model.json lists (a core model's head.bin, the memory too) travels with it.
+  const listed = Object.keys(JSON.parse(readFileSync(join(modelDir, 'model.json'), 'utf8')).files);
+  const files = ['model.json', ...listed];
   for (const file of files) copyFileSync(join(modelDir, file), join(dir, file));
   edit(dir);
   if (!keepHashes) {
