@@ -31,15 +31,50 @@ export function idiomsOfSplit(corpusDir, split) {
 }
 
 /**
- * Suites of { text, answer } cases (one [MASK] each) for a split.
+ * Up to `limit` cases from the lines of a small split file, several per line: lines longer than
+ * splitLines keeps are cut into sentences first, then each pass masks one more Han character of
+ * every sentence (a different one each pass) until `limit` cases or `perLine` passes. Tuning uses
+ * it so that a source with few lines (wiki: 22 dev lines, most over 120 characters) still weighs.
+ */
+function denseCases(path, limit, perLine, random) {
+  if (!existsSync(path)) return [];
+  const sentences = readFileSync(path, 'utf8')
+    .split('\n')
+    .flatMap((line) => line.trim().match(/[^。！？；]+[。！？；]?/gu) ?? [])
+    .filter((l) => [...l].length >= 6 && [...l].length <= 120);
+  const positions = sentences.map((l) => {
+    const han = [...l].flatMap((c, i) => (HAN.test(c) ? [i] : []));
+    for (let i = han.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [han[i], han[j]] = [han[j], han[i]];
+    }
+    return han;
+  });
+  const cases = [];
+  for (let pass = 0; pass < perLine; pass++) {
+    for (let i = 0; i < sentences.length && cases.length < limit; i++) {
+      if (pass < positions[i].length) cases.push(maskOneChar(sentences[i], random, positions[i][pass]));
+    }
+  }
+  return cases;
+}
+
+/**
+ * Suites of { text, answer } cases (one [MASK] each) for a split. `casesPerLine` > 1 (tuning only)
+ * fills a held-out source that has fewer than `perSource` lines with more cases per line (denseCases);
+ * the default is one case per line, as scripts/evaluate-model measures.
  * @returns {Record<string, {cases: {text: string, answer: string}[], memorised?: boolean}>}
  */
-export function buildSuites(corpusDir, split, perSource, seed = 7) {
+export function buildSuites(corpusDir, split, perSource, seed = 7, { casesPerLine = 1 } = {}) {
   const random = mulberry32(seed);
   const suites = {};
   for (const source of HELD_OUT_SOURCES) {
-    const lines = splitLines(join(corpusDir, split, `${source}.txt`), perSource);
-    if (lines.length)
+    const path = join(corpusDir, split, `${source}.txt`);
+    const lines = splitLines(path, perSource);
+    if (casesPerLine > 1 && lines.length < perSource) {
+      const cases = denseCases(path, perSource, casesPerLine, random);
+      if (cases.length) suites[`held-out ${source}`] = { cases };
+    } else if (lines.length)
       suites[`held-out ${source}`] = { cases: lines.map((l) => maskOneChar(l, random)).filter(Boolean) };
   }
   const idioms = idiomsOfSplit(corpusDir, split);

@@ -439,7 +439,7 @@ TEST(MemoryBuilder, PruningKeepsEverySuffixChain) {
   }
 }
 
-TEST(MemoryProposals, TopSuccessorsThenTopPredecessorsThenIndexHits) {
+TEST(MemoryProposals, TopSuccessorsThenTopPredecessorsThenIndexHitsThenOwnBest) {
   const auto tokenizer = MakeTokenizer();
   // 风 is followed by 60 fillers, filler i (i % 7 + 1) times; 9 fillers precede 云.
   std::vector<std::string> lines;
@@ -476,6 +476,21 @@ TEST(MemoryProposals, TopSuccessorsThenTopPredecessorsThenIndexHits) {
 
   const Gram ids = {tokenizer->ClsId(), wind, tokenizer->MaskId(), cloud, tokenizer->SepId()};
   const int32_t mask = 2;
+  // Then the memory's own best 10 by the reference's unigram + gains, over every successor of 风
+  // and the stored predecessors of 云 (best first, ties by id).
+  const Gram units = reference.Units(ids, {mask});
+  std::vector<std::pair<double, int32_t>> own;
+  for (size_t k = 0; k < successors.size(); ++k) own.emplace_back(0.0, successors[k].second);
+  for (size_t k = 0; k < 3; ++k) own.emplace_back(0.0, predecessors[k].second);
+  for (auto& [score, c] : own) {
+    double gains[9] = {};
+    int terms[9] = {};
+    reference.Gains(units, mask, c, gains, terms);
+    score = -reference.Unigram(c);
+    for (const double g : gains) score -= g;
+  }
+  std::sort(own.begin(), own.end());
+  for (size_t k = 0; k < 10; ++k) expected.push_back(own[k].second);
   Gram out = {-7};
   memory->ProposeCandidates(ids.data(), ids.size(), &mask, 1, 0, &out);
   EXPECT_EQ(out, expected);

@@ -143,8 +143,9 @@ class Memory {
   virtual const float* UnigramLogProbs() const = 0;
 
   // Candidate token ids for the blank at ids[mask_positions[target]]: tokens that follow the
-  // left neighbour or precede the right neighbour most often, and tokens that complete a famous
-  // text or idiom there. Appended to *out (duplicates possible).
+  // left neighbour or precede the right neighbour most often, tokens that complete a famous text
+  // or idiom there, and the memory's own best guesses by its n-gram score (a rare successor whose
+  // longer context matches). Appended to *out (duplicates possible).
   virtual void ProposeCandidates(const int32_t* ids, size_t n_ids, const int32_t* mask_positions, size_t n_masks,
                                  size_t target, std::vector<int32_t>* out) const = 0;
 
