@@ -6,7 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from tiankong_model.train_data import Corpus, Masker, epoch_order, pack_sequences, parse_oversampling, single_line_rows
+from tiankong_model.train_data import (
+    Corpus,
+    Masker,
+    add_idiom_heads,
+    epoch_order,
+    pack_sequences,
+    parse_oversampling,
+    single_line_rows,
+)
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "##b", "c", "d", "e", "f", "g", "h"]
 PAD, UNK, CLS, SEP, MASK = range(5)
@@ -80,6 +88,22 @@ def test_oversampling_repeats_sources_by_weight(tmp_path):
     assert sorted(plain.tolist()) == list(range(1100))  # a weight for a missing source changes nothing
     with pytest.raises(ValueError, match="NAME=WEIGHT"):
         parse_oversampling("tatoeba")
+
+
+def test_idiom_heads_repeat_each_idiom_alone(tmp_path):
+    colon = 12  # stands for "："
+    lines = [[5, 7, 8, 9, colon, 10, 11], [7, 8], [9, 10, colon, 5], [colon, 5], [5] * 20 + [colon]]
+    write_corpus(tmp_path, "train", lines, sources=[0, 1, 0, 0, 0])
+    corpus = Corpus(tmp_path, "train")
+    names = add_idiom_heads(corpus, ["idioms", "poetry"], colon)
+    assert names == ["idioms", "poetry", "idiom-heads"]
+    # Idioms of 2..12 tokens before the first "：", in corpus order; the originals stay as they were.
+    assert [corpus.line(i).tolist() for i in range(corpus.num_lines)] == lines + [[5, 7, 8, 9], [9, 10]]
+    assert corpus.sources.tolist() == [0, 1, 0, 0, 0, 2, 2]
+    order = epoch_order(corpus, names, parse_oversampling("idiom-heads=2"), np.random.default_rng(0))
+    assert np.bincount(order).tolist() == [1, 1, 1, 1, 1, 2, 2]
+    assert add_idiom_heads(corpus, names, colon) == names  # once only
+    assert add_idiom_heads(corpus, ["poetry"], colon) == ["poetry"]  # no idioms source: nothing to add
 
 
 def test_spans_are_masked_whole_and_stay_inside_a_line():

@@ -37,7 +37,16 @@ import numpy as np
 import torch
 
 from .bert import BertConfig, BertForMaskedLM
-from .train_data import Corpus, Masker, epoch_order, pack_sequences, parse_oversampling, single_line_rows
+from .train_data import (
+    IDIOM_HEADS,
+    Corpus,
+    Masker,
+    add_idiom_heads,
+    epoch_order,
+    pack_sequences,
+    parse_oversampling,
+    single_line_rows,
+)
 from .weights import load_weights_dir, save_weights_dir
 
 # The recipe: every option that defines what is trained (a resumed run keeps the stored values).
@@ -58,7 +67,7 @@ RECIPE_DEFAULTS = {
     "mask_start": 0.30,
     "mask_end": 0.15,
     "span_share": 0.2,
-    "oversample": "novels=2,tatoeba=4,wiki=4,idioms=2",
+    "oversample": "novels=2,tatoeba=4,wiki=4,idioms=2,idiom-heads=2",
     "seed": 1234,
     "position_init": "sinusoidal",
     "weight_decay": 0.01,
@@ -303,7 +312,8 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict]:
         "--rewarm-steps",
         type=int,
         default=300,
-        help="after --init-from (no optimizer state): steps of linear learning-rate re-warm-up",
+        help="after --init-from (no optimizer state), or when a finished run gets a larger --tokens: "
+        "steps of linear learning-rate re-warm-up",
     )
     p.add_argument(
         "--size",
@@ -377,7 +387,8 @@ def main(argv: list[str] | None = None) -> int:
         "segments": [],
     }
     optimizer_state = None
-    rewarm_from = None  # step at which a re-warm-up started (no optimizer state)
+    rewarm_from = None  # step at which a re-warm-up started (no optimizer state, or a finished run extended)
+    finished_budget = None  # the token budget a resumed local run had already completed
     weights = None
     if (ckpt / "training_state.pt").exists():
         saved = torch.load(ckpt / "training_state.pt")
@@ -385,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
         state.update(saved)
         weights = torch.load(ckpt / "pytorch_model.bin")
         origin = f"local checkpoint {ckpt}"
+        stored_budget = state["recipe"].get("tokens", 0)
+        finished_budget = stored_budget if state["tokens_seen"] >= stored_budget else None
     elif args.init_from is not None and (args.init_from / "training_state.json").exists():
         state.update(json.loads((args.init_from / "training_state.json").read_text()))
         weights = load_weights_dir(args.init_from)
@@ -410,6 +423,13 @@ def main(argv: list[str] | None = None) -> int:
             recipe["tokens"] = tokens
     state["recipe"] = recipe
     oversample = parse_oversampling(recipe["oversample"])
+    if source_names and oversample.get(IDIOM_HEADS, 0) > 0 and "：" in ids_of:
+        source_names = add_idiom_heads(train, source_names, ids_of["："])
+    if optimizer_state is not None and finished_budget is not None and recipe["tokens"] > finished_budget:
+        # A finished run given a larger budget: its learning rate had decayed to the floor, and
+        # jumping back to the schedule's value would take oversized steps with the old moments.
+        rewarm_from = state["step"]
+        print(f"extending a finished run ({finished_budget / 1e6:.0f} M tokens): {args.rewarm_steps}-step re-warm-up")
 
     config = build_config(recipe, len(vocab), pad_id)
     torch.manual_seed(recipe["seed"])

@@ -4,6 +4,9 @@ samples it, how lines become packed rows, and how rows are masked.
 Choices, and why (model/default/README.md has the probe numbers):
 - oversampling by source: classical poetry is ~83% of the corpus; modern text (tatoeba, wiki,
   novels, idiom explanations) is repeated within an epoch so it is not drowned out;
+- idiom heads (source "idiom-heads", when the recipe's oversampling names it): each training
+  line "成语：解释" also gives its idiom alone as a line, because users type an idiom alone (the
+  app's idiom chip) and the corpus only ever shows one followed by "：";
 - rows of up to 128 tokens, [CLS] line [SEP] line [SEP] ..., always starting at a line start (as
   inference inputs do); a line longer than a row is split;
 - masking rate scheduled by the caller (high early, 15% late: Wettig et al. 2023, Ankner et al.
@@ -33,6 +36,13 @@ class Corpus:
         if len(self.sources) != self.num_lines:
             raise ValueError(f"{src}: {len(self.sources)} source entries for {self.num_lines} lines")
 
+    def append_lines(self, lines: list[np.ndarray], source: int) -> None:
+        """Adds `lines` (token id arrays) at the end, all from source index `source`."""
+        lengths = np.array([len(line) for line in lines], dtype=np.int64)
+        self.offsets = np.concatenate([self.offsets, self.offsets[-1] + np.cumsum(lengths)])
+        self.ids = np.concatenate([self.ids, *[np.asarray(line, dtype=np.uint16) for line in lines]])
+        self.sources = np.concatenate([self.sources, np.full(len(lines), source, dtype=np.uint8)])
+
     @property
     def num_lines(self) -> int:
         return len(self.offsets) - 1
@@ -53,6 +63,27 @@ def parse_oversampling(spec: str) -> dict[str, float]:
             raise ValueError(f"oversampling weight of {name!r} must be in 0..100, got {value}")
         weights[name] = weight
     return weights
+
+
+IDIOM_HEADS = "idiom-heads"
+
+
+def add_idiom_heads(corpus: Corpus, source_names: list[str], separator_id: int, max_len: int = 12) -> list[str]:
+    """For each line of source "idioms" that reads "成语：解释" (separator_id is "："), appends the
+    idiom alone (2..max_len tokens) as a line of a new source "idiom-heads"; returns the source
+    names with it added. Nothing is added (same names back) when the corpus has no idioms source."""
+    if "idioms" not in source_names or IDIOM_HEADS in source_names:
+        return source_names
+    idioms = source_names.index("idioms")
+    heads = []
+    for i in np.nonzero(corpus.sources == idioms)[0]:
+        line = corpus.line(int(i))
+        cut = np.nonzero(line == separator_id)[0]
+        if len(cut) and 2 <= cut[0] <= max_len:
+            heads.append(line[: cut[0]].copy())
+    if heads:
+        corpus.append_lines(heads, len(source_names))
+    return [*source_names, IDIOM_HEADS]
 
 
 def epoch_order(
