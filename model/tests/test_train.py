@@ -146,6 +146,21 @@ def test_weights_only_checkpoint_continues_with_a_rewarm(tmp_path):
     assert json.loads((second / "checkpoint" / "training_state.json").read_text())["tokens_seen"] > state["tokens_seen"]
 
 
+def test_a_finished_run_given_more_tokens_rewarms(tmp_path, capsys):
+    corpus, out = tmp_path / "corpus", tmp_path / "out"
+    synthetic_corpus(corpus)
+    tiny = [a if a != "1e9" else "3000" for a in TINY]  # a budget of ~15 steps
+    assert main(["--corpus", str(corpus), "--out", str(out), *tiny]) == 0
+    done = json.loads((out / "checkpoint" / "training_state.json").read_text())
+    assert done["tokens_seen"] >= 3000
+    common = ["--corpus", str(corpus), "--out", str(out), "--threads", "1", "--bf16", "off"]
+    assert main(common + ["--tokens", "30000", "--rewarm-steps", "1000", "--max-steps", "60"]) == 0
+    assert "extending a finished run" in capsys.readouterr().out
+    # The schedule says 3e-3 here (constant phase); the re-warm-up starts from ~0 instead.
+    first = next(e for e in read_log(out) if e["step"] > done["step"] and "lr" in e)
+    assert first["lr"] < 3e-4
+
+
 def test_weights_split_into_files_under_the_limit(tmp_path):
     corpus, out = tmp_path / "corpus", tmp_path / "out"
     synthetic_corpus(corpus)
