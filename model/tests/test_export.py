@@ -11,7 +11,7 @@ import pytest
 import torch
 from conftest import run_onnx, sample_batch
 from onnx import numpy_helper
-from tiankong_model.export_model import export_model
+from tiankong_model.export_model import export_model, parse_window
 from tiankong_model.quantize import PATTERNS
 
 
@@ -199,6 +199,17 @@ def test_manifest(exports, tiny_model, tiny_checkpoint):
 def test_max_length_beyond_positions_is_rejected(tiny_checkpoint, tmp_path):
     with pytest.raises(ValueError, match="--max-length 129 must be in 3..128"):
         export_model(tiny_checkpoint, tmp_path, max_length=129, log=lambda *_: None)
+
+
+def test_window_settings_reach_model_json(tiny_checkpoint, tmp_path):
+    assert parse_window("96:64") == (96, 64) and parse_window("96:64:128") == (96, 64, 128)
+    with pytest.raises(ValueError, match="THRESHOLD:SIZE"):
+        parse_window("96:64:")
+    manifest = export_model(tiny_checkpoint, tmp_path / "w", window=(96, 64, 128), log=lambda *_: None)
+    assert manifest["window"] == {"threshold": 96, "size": 64, "whole_up_to": 128}
+    assert json.loads((tmp_path / "w" / "model.json").read_text())["window"]["whole_up_to"] == 128
+    with pytest.raises(ValueError, match="THRESHOLD <= WHOLE <= max_length"):
+        export_model(tiny_checkpoint, tmp_path / "bad", window=(96, 64, 80), log=lambda *_: None)
 
 
 def test_tiankong_block_exports_and_quantizes(tmp_path, tiny_model, batches):

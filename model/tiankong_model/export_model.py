@@ -49,7 +49,7 @@ def export_model(
     reduce_range: bool = False,
     fp16_weights: bool = False,
     head_dtype: str | None = None,
-    window: tuple[int, int] | None = None,
+    window: tuple[int, ...] | None = None,
     name: str | None = None,
     log=print,
 ) -> dict:
@@ -80,6 +80,8 @@ def export_model(
         raise ValueError(
             f"--window {window[0]}:{window[1]}: need 8 <= SIZE <= max_length ({max_length}) and THRESHOLD >= SIZE"
         )
+    if window is not None and len(window) > 2 and not window[0] <= window[2] <= max_length:
+        raise ValueError(f"--window ...:{window[2]}: need THRESHOLD <= WHOLE <= max_length ({max_length})")
     source = {
         "checkpoint": portable_path(checkpoint_dir),
         "config_sha256": hashlib.sha256((Path(checkpoint_dir) / "config.json").read_bytes()).hexdigest(),
@@ -139,6 +141,8 @@ def export_model(
     )
     if window is not None:
         manifest["window"] = {"threshold": window[0], "size": window[1]}
+        if len(window) > 2:
+            manifest["window"]["whole_up_to"] = window[2]
     if full_logits:
         manifest["transformers_js"] = write_transformers_js_files(out_dir, model.config, lowercase, quantized=not fp32)
     write_manifest(manifest, out_dir)
@@ -207,9 +211,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--name", help="model name in model.json (default: checkpoint directory name)")
     parser.add_argument(
         "--window",
-        metavar="THRESHOLD:SIZE",
+        metavar="THRESHOLD:SIZE[:WHOLE]",
         help="the runtime reads inputs longer than THRESHOLD tokens through windows of SIZE tokens "
-        "around the masks (faster on long texts; measure agreement with scripts/evaluate-model)",
+        "around the masks (faster on long texts; measure agreement with scripts/measure-window); "
+        "WHOLE: inputs of up to this many tokens are read whole when the windows would read more "
+        "tokens than the input has (spread-out masks) — at most the length the model was trained on",
     )
     parser.add_argument(
         "--memory",
@@ -250,14 +256,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def parse_window(text: str | None) -> tuple[int, int] | None:
-    """ "96:64" -> (96, 64); ValueError for anything else."""
+def parse_window(text: str | None) -> tuple[int, ...] | None:
+    """ "96:64" -> (96, 64); "96:64:512" -> (96, 64, 512); ValueError for anything else."""
     if text is None:
         return None
-    threshold, sep, size = text.partition(":")
-    if not sep or not threshold.isdigit() or not size.isdigit():
-        raise ValueError(f"--window {text!r}: expected THRESHOLD:SIZE in tokens, e.g. 128:128")
-    return int(threshold), int(size)
+    parts = text.split(":")
+    if len(parts) not in (2, 3) or not all(part.isdigit() for part in parts):
+        raise ValueError(f"--window {text!r}: expected THRESHOLD:SIZE[:WHOLE] in tokens, e.g. 128:128 or 96:64:512")
+    return tuple(int(part) for part in parts)
 
 
 def add_memory(out_dir: Path) -> int:

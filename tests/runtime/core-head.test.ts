@@ -168,6 +168,57 @@ describe.skipIf(missing !== null)('the core graph kind (output layer in the C++ 
     }
   });
 
+  test('whole_up_to: spread-out masks read the whole input when their windows would read more', async () => {
+    const variant = (name: string, window: object) => {
+      const dir = join(work, name);
+      const manifest = JSON.parse(readFileSync(join(coreDir, 'model.json'), 'utf8'));
+      manifest.window = window;
+      cpSync(coreDir, dir, { recursive: true });
+      writeFileSync(join(dir, 'model.json'), JSON.stringify(manifest));
+      return dir;
+    };
+    const { createFillMask } = await api();
+    // Three masks 11-13 tokens apart in a 38-token input: three 16-token windows = 48 tokens.
+    const text = '春眠不觉晓处处闻啼鸟[MASK]夜来风雨声花落知多少春眠[MASK]夜来风雨声花落知多少[MASK]。';
+    const ids = await ref.encode(text);
+    const masks = ids.flatMap((id, i) => (id === ref.maskTokenId ? [i] : []));
+    const { planWindows } = await import('../../dist/engine/session.js');
+    const plan = planWindows(ids.length, Int32Array.from(masks), 16);
+    expect(plan.length).toBe(3);
+    expect(
+      plan.reduce((sum: number, w: { start: number; end: number }) => sum + w.end - w.start + 2, 0),
+    ).toBeGreaterThan(ids.length);
+    const whole = await createFillMask({
+      model: variant('whole', { threshold: 24, size: 16, whole_up_to: 64 }),
+      threads: 1,
+    });
+    const tooShort = await createFillMask({
+      model: variant('whole-short', { threshold: 24, size: 16, whole_up_to: ids.length - 1 }),
+      threads: 1,
+    });
+    const windowed = await createFillMask({ model: variant('windows', { threshold: 24, size: 16 }), threads: 1 });
+    try {
+      const plain = (await tk.fill(text, { memory: false })).masks;
+      expect((await whole.fill(text, { memory: false })).masks).toEqual(plain);
+      // Longer than whole_up_to: windows, as without it.
+      const windowedMasks = (await windowed.fill(text, { memory: false })).masks;
+      expect((await tooShort.fill(text, { memory: false })).masks).toEqual(windowedMasks);
+      expect(windowedMasks).not.toEqual(plain);
+    } finally {
+      await Promise.all([whole.dispose(), tooShort.dispose(), windowed.dispose()]);
+    }
+    // whole_up_to below the threshold or above max_length is BAD_MODEL naming the field.
+    for (const [name, w] of [
+      ['whole-low', { threshold: 24, size: 16, whole_up_to: 20 }],
+      ['whole-high', { threshold: 24, size: 16, whole_up_to: 100_000 }],
+    ] as const) {
+      await expect(createFillMask({ model: variant(name, w), threads: 1 })).rejects.toMatchObject({
+        code: 'BAD_MODEL',
+        message: expect.stringMatching(/whole_up_to/),
+      });
+    }
+  });
+
   test('a broken or foreign head.bin is BAD_MODEL naming it; a missing one too', async () => {
     const { createFillMask } = await api();
     const { createHash } = await import('node:crypto');

@@ -36,8 +36,10 @@ export interface ModelManifest {
   /**
    * Inputs longer than `threshold` tokens are read through windows of `size` tokens around the
    * masks (the model never sees more at once). Default: the whole input up to max_length.
+   * `whole_up_to`: an input of up to this many tokens is still read whole when its windows would
+   * read more tokens than it has (masks spread over it) — at most the length the model was trained on.
    */
-  window?: { threshold: number; size: number };
+  window?: { threshold: number; size: number; whole_up_to?: number };
   files: Record<string, { sha256: string; bytes: number }>;
   /** The corpus memory (scripts/build-memory), when the model has one. */
   memory?: ModelMemory;

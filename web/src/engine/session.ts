@@ -52,6 +52,8 @@ export interface WindowSettings {
   threshold: number;
   /** Tokens per window, [CLS] and [SEP] included. */
   size: number;
+  /** Inputs of up to this many tokens are read whole when their windows would read more tokens. */
+  whole_up_to?: number;
 }
 
 /** One model, ready to give logits at masks (call it inside the engine's queue: one run at a time). */
@@ -124,14 +126,19 @@ export class ModelSession {
   /**
    * Logits [maskPositions.length, vocab] at the given positions of one encoded input ([CLS] ...
    * [SEP]). A long input (window settings) is read through windows of `size` tokens, each centred
-   * on a group of nearby masks; every mask's logits come from the window that holds it best.
+   * on a group of nearby masks; every mask's logits come from the window that holds it best —
+   * unless the windows would read more tokens than the input has and it is no longer than
+   * `whole_up_to`: then one run over the whole input is cheaper.
    */
   async logits(ids: Int32Array, maskPositions: Int32Array): Promise<Float32Array> {
     const windows =
       this.window && ids.length > this.window.threshold
         ? planWindows(ids.length, maskPositions, this.window.size)
         : null;
-    if (!windows) return this.run(ids, maskPositions);
+    const windowTokens = windows?.reduce((sum, w) => sum + w.end - w.start + 2, 0) ?? 0;
+    if (!windows || (ids.length <= (this.window!.whole_up_to ?? 0) && windowTokens > ids.length)) {
+      return this.run(ids, maskPositions);
+    }
     const out = new Float32Array(maskPositions.length * this.vocabSize);
     for (const { start, end, masks } of windows) {
       const windowIds = new Int32Array(end - start + 2);

@@ -88,10 +88,18 @@ export function checkManifest(value: unknown, where: string): ModelManifest {
       Number.isInteger(m.window?.threshold) &&
       m.window.size >= 8 &&
       m.window.size <= m.max_length! &&
-      m.window.threshold >= m.window.size
+      m.window.threshold >= m.window.size &&
+      (m.window.whole_up_to === undefined ||
+        (Number.isInteger(m.window.whole_up_to) &&
+          m.window.whole_up_to >= m.window.threshold &&
+          m.window.whole_up_to <= m.max_length!))
     )
   ) {
-    throw bad(where, 'window must be { "threshold": N, "size": M } with 8 ≤ size ≤ max_length and threshold ≥ size');
+    throw bad(
+      where,
+      'window must be { "threshold": N, "size": M[, "whole_up_to": W] } with 8 ≤ size ≤ max_length, ' +
+        'threshold ≥ size and threshold ≤ whole_up_to ≤ max_length',
+    );
   }
   for (const name of ['pad', 'unk', 'cls', 'sep', 'mask'] as const) {
     if (!Number.isInteger(m.special_tokens?.[name])) throw bad(where, `special_tokens.${name} is missing`);

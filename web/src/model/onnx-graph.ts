@@ -112,16 +112,25 @@ export function initializerDims(modelBytes: Uint8Array, pattern: RegExp): number
 
 /**
  * Throws BAD_MODEL when the longest input the graph will be given — max_length, or the window
- * threshold when model.json reads long inputs through windows — is longer than the graph's
+ * threshold (or whole_up_to) when model.json reads long inputs through windows — is longer than the graph's
  * position-embedding table. Graphs without a recognisable table are not checked.
  */
 export function checkPositionTable(modelBytes: Uint8Array, manifest: ModelManifest, where: string): void {
   const dims = initializerDims(modelBytes, POSITION_TABLE);
   if (dims === null || dims.length !== 2 || !(dims[0]! > 0)) return;
   const positions = dims[0]!;
-  const longest = Math.min(manifest.max_length, manifest.window?.threshold ?? Infinity);
+  const window = manifest.window;
+  const longest = Math.min(
+    manifest.max_length,
+    window ? Math.max(window.threshold, window.whole_up_to ?? 0) : Infinity,
+  );
   if (longest > positions) {
-    const field = longest === manifest.max_length ? `max_length ${manifest.max_length}` : `window.threshold ${longest}`;
+    const field =
+      longest === manifest.max_length
+        ? `max_length ${manifest.max_length}`
+        : longest === window?.threshold
+          ? `window.threshold ${longest}`
+          : `window.whole_up_to ${longest}`;
     throw new TiankongError(
       'BAD_MODEL',
       `tiankong: ${where}: model.json's ${field} is longer than model.onnx can read ` +
