@@ -141,19 +141,20 @@ export async function openEvaluator(modelDir, { threads = 2, memory = true } = {
       const [decoded] = decoder(k, fusion).decode(row, 1, vocabSize, encoding.ids, encoding.maskPositions);
       return Array.from(decoded.ids);
     },
-    /** Top-k ids of the memory alone: its n-gram model (stupid backoff over every token) plus passage hits. */
-    topMemory(encoding, k = 5, fusion = this.fusion) {
-      const ev = mem.evidence(encoding.ids, encoding.maskPositions, 0, eligibleIds, fusion?.min_hit_strength ?? 3);
+    /**
+     * Top-k ids of the memory alone: its n-gram model (stupid backoff over every token) plus passage
+     * hits with fixed weights (MEMORY_ALONE_HITS), never the tuned fusion's, so that this baseline
+     * stays the same whatever scripts/tune-fusion chooses.
+     */
+    topMemory(encoding, k = 5) {
+      const hits = MEMORY_ALONE_HITS;
+      const ev = mem.evidence(encoding.ids, encoding.maskPositions, 0, eligibleIds, hits.min_hit_strength);
       const scores = new Float64Array(eligibleIds.length);
       for (let i = 0; i < eligibleIds.length; i++) {
         let s = ev.unigram[i];
         for (let n = 2; n < 9; n++) s += ev.gains[9 * i + n];
-        // Passage hits weigh as the fusion weighs them (the memory's own evidence; no model involved).
         if (ev.hitText[i] >= 0)
-          s +=
-            (fusion?.hit_base ?? 2) +
-            (fusion?.hit_per_token ?? 1) * ev.hitStrength[i] +
-            (ev.hitWhole[i] ? (fusion?.hit_whole ?? 2) : 0);
+          s += hits.hit_base + hits.hit_per_token * ev.hitStrength[i] + (ev.hitWhole[i] ? hits.hit_whole : 0);
         scores[i] = s;
       }
       const order = Array.from(scores.keys()).sort((a, b) => scores[b] - scores[a] || eligibleIds[a] - eligibleIds[b]);
@@ -176,6 +177,14 @@ export async function openEvaluator(modelDir, { threads = 2, memory = true } = {
     },
   };
 }
+
+/**
+ * Passage-hit weights of the memory-alone baseline: the untuned defaults scripts/build-memory writes
+ * (a hit of strength s adds 2 + s, a whole idiom or clause 2 more). Until 2026-12-01 the baseline
+ * took the tuned fusion's weights, so the same memory.bin scored 65-87% on idiom cloze depending
+ * on the tuning.
+ */
+export const MEMORY_ALONE_HITS = Object.freeze({ hit_base: 2, hit_per_token: 1, hit_whole: 2, min_hit_strength: 3 });
 
 /** Masks one Han character of `text` (chosen by `random`, or at `position`); null if it has none. */
 export function maskOneChar(text, random, position) {
