@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { dataPath } from './data-paths.mjs';
-import { famousSentences, maskOneChar, splitLines } from './fill-eval.mjs';
+import { famousSentences, maskOneChar, sentencesOf, splitLines, usableCaseText } from './fill-eval.mjs';
 import { mulberry32 } from './prng.mjs';
 
 const HAN = /\p{Script=Han}/u;
@@ -40,8 +40,8 @@ function denseCases(path, limit, perLine, random) {
   if (!existsSync(path)) return [];
   const sentences = readFileSync(path, 'utf8')
     .split('\n')
-    .flatMap((line) => line.trim().match(/[^。！？；]+[。！？；]?/gu) ?? [])
-    .filter((l) => [...l].length >= 6 && [...l].length <= 120);
+    .flatMap((line) => sentencesOf(line.trim()))
+    .filter(usableCaseText);
   const positions = sentences.map((l) => {
     const han = [...l].flatMap((c, i) => (HAN.test(c) ? [i] : []));
     for (let i = han.length - 1; i > 0; i--) {

@@ -197,13 +197,24 @@ export function maskOneChar(text, random, position) {
   return { text: chars.join(''), answer };
 }
 
+/** Whether a line or sentence of a split file is usable as a case: 6 to 120 characters. */
+export function usableCaseText(text) {
+  const length = [...text].length;
+  return length >= 6 && length <= 120;
+}
+
+/** The sentences of `text`, each ending after 。！？； (the last may end without one), untrimmed. */
+export function sentencesOf(text) {
+  return String(text).match(/[^。！？；]+[。！？；]?/gu) ?? [];
+}
+
 /** Lines of a split file (.cache/corpus/<split>/<source>.txt) usable as cases. */
 export function splitLines(path, limit) {
   if (!existsSync(path)) return [];
   return readFileSync(path, 'utf8')
     .split('\n')
     .map((l) => l.trim())
-    .filter((l) => [...l].length >= 6 && [...l].length <= 120)
+    .filter(usableCaseText)
     .slice(0, limit);
 }
 
@@ -215,7 +226,7 @@ export function famousSentences(path) {
     .filter((l) => l.trim())
     .forEach((line, textIndex) => {
       const { text } = JSON.parse(line);
-      for (const sentence of String(text).match(/[^。！？；]+[。！？；]?/gu) ?? []) {
+      for (const sentence of sentencesOf(text)) {
         const s = sentence.trim();
         if ([...s].length >= 5 && [...s].length <= 60) out.push({ sentence: s, textIndex });
       }

@@ -19,7 +19,7 @@ using memory::kWildcard;
 
 // How far around the blank the index compares the input (tokens on each side).
 constexpr size_t kIndexWindow = 12;
-// Successors of the left neighbour proposed as candidates (the most likely ones).
+// Successors of the left neighbour proposed as candidates (the most likely ones; <= kOwnBestPool).
 constexpr size_t kProposedSuccessors = 48;
 // The memory's own top guesses proposed besides (AppendOwnBest).
 constexpr size_t kOwnBest = 10;
@@ -41,16 +41,22 @@ class MemoryImpl final : public Memory {
     const std::vector<int32_t> units = query_.Units(ids, n_ids, mask_positions, n_masks);
     const size_t p = static_cast<size_t>(mask_positions[target]);
     if (p >= n_ids) return;
-    if (p > 0 && units[p - 1] >= 0) AppendSuccessors(units[p - 1], kProposedSuccessors, out);
+    // The neighbours' lists, ranked once: the first kProposedSuccessors successors are proposed as
+    // they are, and all of `pool` is what AppendOwnBest scores.
+    std::vector<int32_t> pool;
+    if (p > 0 && units[p - 1] >= 0) AppendSuccessors(units[p - 1], kOwnBestPool, &pool);
+    out->insert(out->end(), pool.begin(),
+                pool.begin() + static_cast<std::ptrdiff_t>(std::min(pool.size(), kProposedSuccessors)));
     if (p + 1 < n_ids && units[p + 1] >= 0) {
-      for (uint32_t k = predecessor_offsets_[units[p + 1]]; k < predecessor_offsets_[units[p + 1] + 1]; ++k) {
-        out->push_back(predecessors_[k]);
-      }
+      const uint16_t* begin = predecessors_ + predecessor_offsets_[units[p + 1]];
+      const uint16_t* end = predecessors_ + predecessor_offsets_[units[p + 1] + 1];
+      out->insert(out->end(), begin, end);
+      pool.insert(pool.end(), begin, end);
     }
     std::vector<memory::IndexHit> hits;
     MatchIndex(units, p, /*min_strength=*/2, &hits);
     for (const memory::IndexHit& hit : hits) out->push_back(hit.token);
-    AppendOwnBest(units, p, out);
+    AppendOwnBest(units, p, pool, out);
   }
 
   void Evidence(const int32_t* ids, size_t n_ids, const int32_t* mask_positions, size_t n_masks, size_t target,
@@ -119,19 +125,14 @@ class MemoryImpl final : public Memory {
     return text;
   }
 
-  // The memory's own best guesses for the blank: the kOwnBest tokens with the highest n-gram score
-  // (unigram + every window's gain, as the memory alone ranks them) among the kOwnBestPool likeliest
-  // successors of the left neighbour and the stored predecessors of the right one. Any token with
+  // The memory's own best guesses for the blank: the kOwnBest tokens of `pool` (the kOwnBestPool
+  // likeliest successors of the left neighbour and the stored predecessors of the right one) with
+  // the highest n-gram score (unigram + every window's gain, as the memory alone ranks them). Any token with
   // n-gram evidence through the blank follows its left neighbour or precedes its right one (counts
   // shrink with length), so this finds tokens whose longer matched context makes up for a weak
   // bigram, which the model's top candidates and the top successors alone miss.
-  void AppendOwnBest(const std::vector<int32_t>& units, size_t p, std::vector<int32_t>* out) const {
-    std::vector<int32_t> pool;
-    if (p > 0 && units[p - 1] >= 0) AppendSuccessors(units[p - 1], kOwnBestPool, &pool);
-    if (p + 1 < units.size() && units[p + 1] >= 0) {
-      pool.insert(pool.end(), predecessors_ + predecessor_offsets_[units[p + 1]],
-                  predecessors_ + predecessor_offsets_[units[p + 1] + 1]);
-    }
+  void AppendOwnBest(const std::vector<int32_t>& units, size_t p, const std::vector<int32_t>& pool,
+                     std::vector<int32_t>* out) const {
     if (pool.empty()) return;
     const memory::BlankScorer scorer(ngrams_, unigram_, units, p);
     std::vector<std::pair<float, int32_t>> scored;
