@@ -25,7 +25,8 @@ constexpr size_t kProposedSuccessors = 48;
 constexpr size_t kOwnBest = 10;
 // How many of the left neighbour's likeliest successors AppendOwnBest scores: a common character
 // has thousands, and scoring them all cost 0.78 ms per blank in Chromium (p95 3.3 ms) against
-// 0.49 ms (p95 1.0) for 256, which keeps almost all of the dev-split gain (bench/results/memory.json).
+// 0.49 ms (p95 1.0) for 256 (both beside a training run; 0.34 ms on a quiet machine,
+// bench/results/memory.json), which keeps almost all of the dev-split gain.
 constexpr size_t kOwnBestPool = 256;
 
 class MemoryImpl final : public Memory {
