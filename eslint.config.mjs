@@ -1,6 +1,7 @@
 // ESLint (flat config) for every TypeScript and JavaScript file of the project: the runtime,
 // the app, the tests, benchmarks, scripts and the CLI. typescript-eslint's recommended rules;
 // formatting is prettier's job (npm run lint runs both).
+import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -12,9 +13,25 @@ const nodeScripts = readdirSync('scripts')
   .filter((f) => readFileSync(`scripts/${f}`, 'utf8').startsWith('#!/usr/bin/env node'))
   .map((f) => `scripts/${f}`);
 
+// Whatever git ignores is not linted, at any depth: the app's build (web/app/dist/ after
+// scripts/start), caches, bundles. Outside a git checkout only the list below applies.
+function gitIgnored() {
+  try {
+    return execFileSync('git', ['ls-files', '--others', '--ignored', '--exclude-standard', '--directory'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+      .split('\n')
+      .filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
 export default tseslint.config(
   {
     ignores: [
+      ...gitIgnored(),
       'node_modules/',
       'dist/',
       'build/',

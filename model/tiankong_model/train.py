@@ -67,12 +67,14 @@ RECIPE_DEFAULTS = {
     "mask_start": 0.30,
     "mask_end": 0.15,
     "span_share": 0.2,
-    "oversample": "novels=2,tatoeba=4,wiki=4,idioms=2,idiom-heads=2",
+    "oversample": "poetry=0.6,novels=2,tatoeba=4,wiki=4,idioms=2,idiom-heads=2,"
+    "debian-docs=2,libreoffice-help=2,manpages=2,wesnoth=2,written=12",
     "seed": 1234,
     "position_init": "sinusoidal",
     "weight_decay": 0.01,
 }
 VAL_ROWS = 1024
+VAL_ROWS_PER_SOURCE = 192
 # Named model sizes (--size): layers, hidden, heads, FFN (gated: 3 matrices, ~8/3 x hidden).
 SIZES = {
     "tiny": {"layers": 1, "hidden": 32, "heads": 2, "ffn": 64},
@@ -459,16 +461,34 @@ def main(argv: list[str] | None = None) -> int:
 
     # Fixed validation batches: one held-out line per row (as the product sees text), 15% single
     # tokens masked with a fixed seed, so numbers stay comparable across recipes and over time.
-    val_gen = torch.Generator().manual_seed(99)
-    val_order = np.random.default_rng(99).permutation(val.num_lines)[:VAL_ROWS]
-    val_rows = torch.from_numpy(single_line_rows(val, val_order, 128, cls_id, sep_id, pad_id))
-    val_batches = []
-    for i in range(0, len(val_rows), 64):
-        rows = val_rows[i : i + 64]
-        width = int((rows != pad_id).sum(dim=1).max())
-        rows = rows[:, :width]
-        inputs, positions, targets = masker(rows, val_gen, rate=0.15)
-        val_batches.append((inputs, (rows != pad_id).long(), positions, targets))
+    # Besides the overall sample (dominated by poetry, as the corpus is), up to VAL_ROWS_PER_SOURCE
+    # lines of each source give a loss per source: what an oversampling choice does to each.
+    def validation_batches(order: np.ndarray, seed: int) -> list[tuple[torch.Tensor, ...]]:
+        gen = torch.Generator().manual_seed(seed)
+        all_rows = torch.from_numpy(single_line_rows(val, order, 128, cls_id, sep_id, pad_id))
+        batches = []
+        for i in range(0, len(all_rows), 64):
+            rows = all_rows[i : i + 64]
+            width = int((rows != pad_id).sum(dim=1).max())
+            rows = rows[:, :width]
+            inputs, positions, targets = masker(rows, gen, rate=0.15)
+            batches.append((inputs, (rows != pad_id).long(), positions, targets))
+        return batches
+
+    val_batches = validation_batches(np.random.default_rng(99).permutation(val.num_lines)[:VAL_ROWS], 99)
+    source_batches = {}
+    for index, name in enumerate(source_names):
+        lines = np.nonzero(val.sources == index)[0]
+        if len(lines):
+            picked = np.random.default_rng(100 + index).permutation(lines)[:VAL_ROWS_PER_SOURCE]
+            source_batches[name] = validation_batches(picked, 100 + index)
+
+    def validate() -> dict:
+        result = evaluate(model, val_batches, device, use_bf16)
+        result["val_loss_by_source"] = {
+            name: evaluate(model, batches, device, use_bf16)["val_loss"] for name, batches in source_batches.items()
+        }
+        return result
 
     params = sum(p_.numel() for p_ in model.parameters())
     print(
@@ -583,7 +603,7 @@ def main(argv: list[str] | None = None) -> int:
         now = time.perf_counter()
         if now - last_eval > args.eval_every_min * 60:
             update_clock()
-            log(evaluate(model, val_batches, device, use_bf16))
+            log(validate())
             last_eval = now
         if now - last_save > args.save_every_min * 60:
             update_clock()
@@ -591,7 +611,7 @@ def main(argv: list[str] | None = None) -> int:
             last_save = now
 
     update_clock()
-    log({"final": True, **evaluate(model, val_batches, device, use_bf16)})
+    log({"final": True, **validate()})
     save_checkpoint(ckpt, model, vocab, state, optimizer)
     print(f"saved {ckpt}", flush=True)
     if args.export_fp16:

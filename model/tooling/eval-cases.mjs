@@ -2,14 +2,34 @@
 // split they read: "val" (tested on by scripts/evaluate-model) or "dev" (tuned on by
 // scripts/tune-fusion; never tested on). Famous texts, which the memory holds on purpose, are split
 // by text: even-numbered texts for tuning, odd-numbered ones for the recall suite.
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { dataPath } from './data-paths.mjs';
+import { REPO_ROOT, dataPath } from './data-paths.mjs';
 import { famousSentences, maskOneChar, sentencesOf, splitLines, usableCaseText } from './fill-eval.mjs';
 import { mulberry32 } from './prng.mjs';
 
 const HAN = /\p{Script=Han}/u;
-export const HELD_OUT_SOURCES = ['poetry', 'novels', 'tatoeba', 'wiki'];
+export const HELD_OUT_SOURCES = ['poetry', 'novels', 'tatoeba', 'wiki', 'written'];
+/** The Debian sources of scripts/build-corpus (corpus-modern/), measured as one suite. */
+export const MODERN_SOURCES = ['debian-docs', 'libreoffice-help', 'manpages', 'wesnoth'];
+/** Obvious everyday sentences written for the project, each with the answers a native speaker accepts. */
+export const EVERYDAY_PATH = join(REPO_ROOT, 'model/eval/everyday.jsonl');
+
+/**
+ * The everyday cases of a split: the sentences of EVERYDAY_PATH whose hash is even ("dev", tuned on)
+ * or odd ("val", tested on), as { text, answer, answers }.
+ */
+export function everydayCases(split, path = EVERYDAY_PATH) {
+  if (!existsSync(path)) return [];
+  const parity = split === 'dev' ? 0 : 1;
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim())
+    .map((line) => JSON.parse(line))
+    .filter(({ text }) => createHash('sha1').update(text).digest()[0] % 2 === parity)
+    .map(({ text, answers }) => ({ text, answer: answers[0], answers }));
+}
 
 /** Four-character idioms of the dictionary whose corpus line ("成语：解释") is in `split`. */
 export function idiomsOfSplit(corpusDir, split) {
@@ -60,7 +80,8 @@ function denseCases(path, limit, perLine, random) {
 }
 
 /**
- * Suites of { text, answer } cases (one [MASK] each) for a split. `casesPerLine` > 1 (tuning only)
+ * Suites of { text, answer, answers? } cases (one [MASK] each; `answers`, when given, lists every
+ * accepted answer) for a split. `casesPerLine` > 1 (tuning only)
  * fills a held-out source that has fewer than `perSource` lines with more cases per line (denseCases);
  * the default is one case per line, as scripts/evaluate-model measures.
  * @returns {Record<string, {cases: {text: string, answer: string}[], memorised?: boolean}>}
@@ -77,6 +98,12 @@ export function buildSuites(corpusDir, split, perSource, seed = 7, { casesPerLin
     } else if (lines.length)
       suites[`held-out ${source}`] = { cases: lines.map((l) => maskOneChar(l, random)).filter(Boolean) };
   }
+  const modern = MODERN_SOURCES.flatMap((source) =>
+    splitLines(join(corpusDir, split, `${source}.txt`), Math.ceil(perSource / MODERN_SOURCES.length)),
+  );
+  if (modern.length) suites['held-out modern'] = { cases: modern.map((l) => maskOneChar(l, random)).filter(Boolean) };
+  const everyday = everydayCases(split);
+  if (everyday.length) suites.everyday = { cases: everyday };
   const idioms = idiomsOfSplit(corpusDir, split);
   if (idioms.length) {
     suites['idiom cloze'] = { cases: idioms.slice(0, perSource).map((idiom, i) => maskOneChar(idiom, random, i % 4)) };

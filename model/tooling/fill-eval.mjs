@@ -138,8 +138,12 @@ export async function openEvaluator(modelDir, { threads = 2, memory = true } = {
     },
     /** Top-k ids of the model fused with the memory (weights: `fusion` or model.json's). */
     topFused(row, encoding, k = 5, fusion = this.fusion) {
+      return Array.from(this.decodeFused(row, encoding, k, fusion).ids);
+    },
+    /** The fused decoder's top-k as the product shows it: { ids, probabilities, other }. */
+    decodeFused(row, encoding, k = 5, fusion = this.fusion) {
       const [decoded] = decoder(k, fusion).decode(row, 1, vocabSize, encoding.ids, encoding.maskPositions);
-      return Array.from(decoded.ids);
+      return decoded;
     },
     /**
      * Top-k ids of the memory alone: its n-gram model (stupid backoff over every token) plus passage
