@@ -109,7 +109,7 @@ save_checkpoint(random_model('tiny', len(vocab), seed=0), vocab, Path(sys.argv[1
   execFileSync('bash', ['-c', `cat "${fixtures}"/corpus/*.txt > "${corpus}"`]);
   execFileSync(
     join(repoRoot, 'scripts', 'build-memory'),
-    [join(temp, 'model'), '--corpus', corpus, '--max-ngrams', '200000'],
+    [join(temp, 'model'), '--corpus', corpus, '--max-ngrams', '200000', '--words', 'none'],
     { stdio: 'pipe', env: { ...process.env, TIANKONG_DATA: fixtures } },
   );
   try {
