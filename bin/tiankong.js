@@ -2,15 +2,16 @@
 // tiankong CLI: a thin shell over the package API in dist/ (build it with scripts/build).
 //   tiankong fill [options] [TEXT ...]      fill every [MASK] (stdin lines when no TEXT)
 //   tiankong tokenize [options] [TEXT ...]  BERT WordPiece tokens, ids and offsets
-// Exit codes: 0 ok, 1 the model or vocab could not be loaded, 2 bad usage (reported once, before
-// any input is read) or some input lines were bad (the other lines are still processed and
-// printed; with --json every input line gets exactly one output line, an error object for a bad
-// one). A closed stdout (`| head -1`) ends the run quietly.
+// Exit codes: 0 ok, 1 the model or vocab could not be loaded or the output could not be written,
+// 2 bad usage or an unreadable stdin (reported once, before any input is read) or some inputs
+// were bad (the other lines are still processed and printed; with --json every input line gets
+// exactly one output line, an error object for a bad one). A closed stdout (`| head -1`) ends
+// the run quietly with the status it had so far. Inputs are UTF-8 (cli-input.js).
 import { readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { InputError, checkStdin, echo, inputs } from './cli-input.js';
 
 const HELP = `tiankong — Chinese fill-in-the-blank (BERT masked-language model)
 
@@ -19,7 +20,9 @@ Usage:
   tiankong tokenize [--vocab PATH [--lowercase] [--max-length N] | -m DIR] [--truncate] [--json] [TEXT ...]
   tiankong --help | --version
 
-Each TEXT (or, without TEXT, each line of stdin) is one input.
+Each TEXT (or, without TEXT, each line of stdin) is one input, in UTF-8 (a line or argument in
+another encoding, e.g. GBK or UTF-16, is refused with NOT_UTF8 and how to convert it). Empty
+lines at the end of stdin are not inputs; a line longer than 1 MiB is refused (TOO_LONG) unread.
 
 fill:
   -m, --model DIR   model directory (model.json, model.onnx, vocab.txt); default: the packaged model
@@ -38,7 +41,8 @@ fill:
                     coloured on a terminal, NO_COLOR=1 turns colour off)
   --json            one JSON line per input: the object the API's fill() returns (with --explain
                     also "explanations": explain() of each mask's top candidate), or for a bad
-                    input {"text": …, "error": {"code": …, "message": …}}
+                    input {"text": …, "error": {"code": …, "message": …}} (text: the first 200
+                    characters of the input, with "textCut": true when it is longer)
 
 tokenize:
   -m, --model DIR   use the model's vocab, tokenizer settings and max length (default: the
@@ -51,7 +55,8 @@ tokenize:
   --json            {"tokens":[...],"ids":[...],"offsets":[[start,end],...]} per input (UTF-16
                     offsets), or {"text": …, "error": {…}} for a bad input
 
-Exit status: 0 ok, 1 the model or vocab could not be loaded, 2 bad usage or bad input lines.
+Exit status: 0 ok, 1 the model or vocab could not be loaded or the output could not be written,
+2 bad usage, an unreadable stdin or bad input lines.
 
 Examples:
   tiankong fill "春眠不觉晓，处处闻啼[MASK]。"
@@ -91,21 +96,32 @@ class LoadError extends Error {}
 
 // A reader that goes away (`tiankong fill … | head -1`) closes the pipe: stop quietly, with the
 // status the run had so far, instead of an EPIPE stack trace (and without filling the rest).
+// Any other write failure (ENOSPC, EIO: `> /dev/full`) loses output, so it is said, once, and
+// the status is 1; the rest is not filled either.
 process.stdout.on('error', (error) => {
-  if (error.code === 'EPIPE') process.exit();
-  throw error;
+  if (error.code !== 'EPIPE') {
+    process.stderr.write(`tiankong: cannot write the output: ${error.message}\n`);
+    process.exitCode = 1;
+  }
+  process.exit();
 });
 const out = (text) => void process.stdout.write(text);
 
 async function main(argv) {
+  const { args, from } = attachNumbers(argv);
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
+    parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true, tokens: true });
   } catch (error) {
     throw new UsageError(error.message);
   }
-  const { values, positionals } = parsed;
+  const { values, positionals, tokens } = parsed;
   const [command, ...texts] = positionals;
+  // Where each TEXT was on the command line (cli-input.js reads its bytes from there).
+  const textIndexes = tokens
+    .filter((token) => token.kind === 'positional')
+    .slice(1)
+    .map((token) => from[token.index]);
   if (values.help || command === 'help') return void out(HELP);
   if (values.version || command === 'version') return void out(`tiankong ${packageVersion()}\n`);
   if (command !== 'fill' && command !== 'tokenize') {
@@ -118,59 +134,148 @@ async function main(argv) {
   const other = command === 'fill' ? 'tokenize' : 'fill';
   const misplaced = ONLY[other].find((name) => values[name] !== undefined);
   if (misplaced) throw new UsageError(`--${misplaced} is an option of tiankong ${other}, not of tiankong ${command}`);
-  return command === 'fill' ? fill(values, texts) : tokenize(values, texts);
+  const run = { texts, textIndexes, command };
+  return command === 'fill' ? fill(values, run) : tokenize(values, run);
 }
 
 function packageVersion() {
   return JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 }
 
+/**
+ * The numeric options, as messages spell them, and the value each takes: its own message when the
+ * value is not a number at all. The bounds are the runtime's (web/src/engine/options.ts,
+ * tokenize.ts), whose message, in these names (CLI_NAMES), gives them for a number out of range.
+ */
+const NUMBERS = {
+  'top-k': { flag: '-k/--top-k', value: 'a whole number from 1 to the vocabulary size' },
+  threshold: { flag: '--threshold', value: 'a probability from 0 to 1' },
+  beam: { flag: '--beam', value: 'a whole number from 1 to 32' },
+  threads: { flag: '--threads', value: 'a whole number from 1 to 64' },
+  'max-length': { flag: '--max-length', value: 'a whole number from 2 to 1073741824' },
+};
+/** Option names by their short letter (k → top-k). */
+const SHORT = Object.fromEntries(
+  Object.entries(OPTIONS)
+    .filter(([, option]) => option.short)
+    .map(([name, option]) => [option.short, name]),
+);
+
+/**
+ * argv with the value of each numeric option attached (`-k -3` → `--top-k=-3`), and `from[i]`,
+ * the position in argv of args[i]. parseArgs refuses a value that starts with '-' ("argument is
+ * ambiguous"), so a negative number never reached the option's own check. A numeric option
+ * followed by nothing or by another option is a usage error naming the value it takes.
+ */
+function attachNumbers(argv) {
+  const args = [];
+  const from = [];
+  const keep = (i) => void (args.push(argv[i]), from.push(i));
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--') {
+      for (; i < argv.length; i++) keep(i);
+      break;
+    }
+    const name = optionName(argv[i]);
+    if (OPTIONS[name]?.type !== 'string') {
+      keep(i);
+      continue;
+    }
+    const next = argv[i + 1];
+    if (!NUMBERS[name]) {
+      // The next argument is its value, as parseArgs takes it (so `-m -k` is not read as -k).
+      keep(i);
+      if (next !== undefined) keep(++i);
+      continue;
+    }
+    if (next === undefined || /^-(-[a-z]|[a-zA-Z])/.test(next)) {
+      throw new UsageError(`${NUMBERS[name].flag} needs a value: ${NUMBERS[name].value}`);
+    }
+    args.push(`--${name}=${next}`);
+    from.push(++i);
+  }
+  return { args, from };
+}
+
+/** The option an argument names without a value ('--top-k', '-k' → 'top-k'), or undefined. */
+const optionName = (arg) => (/^--[a-z-]+$/.test(arg) ? arg.slice(2) : SHORT[/^-([a-zA-Z])$/.exec(arg)?.[1]]);
+
 /** A numeric option, or undefined; anything but a plain decimal number is a usage error. */
 function number(values, name) {
   const text = values[name];
   if (text === undefined) return undefined;
   if (!/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(text.trim()))
-    throw new UsageError(`--${name} must be a number, got '${text}'`);
+    throw new UsageError(`${NUMBERS[name].flag} must be ${NUMBERS[name].value}, got '${text}'`);
   return Number(text);
 }
 
-/** The inputs: the TEXT arguments, or the lines of stdin (as they arrive; a leading UTF-8 BOM is dropped). */
-async function* inputs(texts) {
-  if (texts.length > 0) return yield* texts;
-  let first = true;
-  for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
-    yield first && line.startsWith('\uFEFF') ? line.slice(1) : line;
-    first = false;
-  }
-}
-
 const isTiankongError = (error) => error?.name === 'TiankongError' && typeof error.code === 'string';
-const plain = (message) => message.replace(/^tiankong: /, '');
-
-/** Errors of one input: reported for that input, the run goes on (exit status 2). */
-const INPUT_ERRORS = new Set(['EMPTY_INPUT', 'NO_MASK', 'TOO_LONG']);
 
 /**
- * Runs `each` on every input. A bad input is reported on stderr (and, with `json`, as an error
- * object on its own stdout line) and turns the exit status to 2; BAD_OPTION is bad usage (once);
- * anything else ends the run.
+ * The runtime's option names in its messages, as the CLI spells them. The CLI reports the
+ * runtime's own messages (one wording for both), but its user has flags, not createFillMask
+ * options: a message telling them to pass `{ memory: false }` leaves them stuck.
  */
-async function forEachInput(texts, json, each) {
+const CLI_NAMES = [
+  // "(createFillMask({ model: DIR }), CLI: --model DIR)" → "(--model DIR)"
+  [/\((?:[^()]|\([^()]*\))*?, CLI: ([^()]*)\)/g, '($1)'],
+  [/createFillMask\(\{ memory: false \}\)/g, '--no-memory'],
+  [/^topK must be an integer/, '-k/--top-k must be a whole number'],
+  [/^threshold must be/, '--threshold must be'],
+  [/^beam must be an integer/, '--beam must be a whole number'],
+  [/^threads must be an integer/, '--threads must be a whole number'],
+  [/^maxLength must be an integer/, '--max-length must be a whole number'],
+  [/^backend must be 'auto', 'wasm' or 'webgpu'/, '--backend must be auto, wasm or webgpu'],
+  [/^filter must be 'chinese', 'no-punctuation' or \{[^}]*\}/, '--filter must be chinese or no-punctuation'],
+  [/^model must name a model directory or URL/, '-m/--model must name a model directory or URL'],
+  // Every option value of the CLI is a string: the API's type note says nothing here.
+  [/(got "(?:[^"\\]|\\.)*") \(a string\)/g, '$1'],
+];
+
+/** A runtime message as the CLI shows it: without the 'tiankong: ' prefix, in the CLI's names (CLI_NAMES). */
+const plain = (message) =>
+  CLI_NAMES.reduce((text, [pattern, name]) => text.replace(pattern, name), message.replace(/^tiankong: /, ''));
+
+/** Errors of one input: reported for that input, the run goes on (exit status 2). */
+const INPUT_ERRORS = new Set(['EMPTY_INPUT', 'NO_MASK', 'TOO_LONG', 'NOT_UTF8']);
+
+/**
+ * Runs `each` on the text of every input. A bad input (refused by the CLI, e.g. NOT_UTF8, or by
+ * the runtime) is reported on stderr (and, with `json`, as an error object on its own stdout
+ * line) and turns the exit status to 2; BAD_OPTION is bad usage (once); anything else ends the run.
+ */
+async function forEachInput({ texts, textIndexes, command }, json, each) {
   let number = 0;
-  for await (const text of inputs(texts)) {
+  for await (const input of inputs(texts, textIndexes, command)) {
     number++;
+    const where = texts.length > 0 ? `input ${number}` : `line ${number}`;
+    if (input.error) {
+      reportBadInput(where, input.text, input.error, json);
+      continue;
+    }
     try {
-      await each(text);
+      await each(input.text);
     } catch (error) {
       if (!isTiankongError(error)) throw error;
       if (error.code === 'BAD_OPTION') throw new UsageError(plain(error.message));
       if (!INPUT_ERRORS.has(error.code)) throw new LoadError(error.message);
-      const where = texts.length > 0 ? `input ${number}` : `line ${number}`;
-      process.stderr.write(`tiankong: ${where}: ${plain(error.message)} [${error.code}]\n`);
-      if (json) out(`${JSON.stringify({ text, error: { code: error.code, message: error.message } })}\n`);
-      process.exitCode = 2;
+      reportBadInput(where, input.text, error, json);
     }
   }
+}
+
+/**
+ * Reports one bad input: its message on stderr and, with `json`, its error object, echoing at
+ * most the first ECHO_CHARS characters of the text (a 50 MB line is not written back whole).
+ */
+function reportBadInput(where, text, { code, message }, json) {
+  process.stderr.write(`tiankong: ${where}: ${plain(message)} [${code}]\n`);
+  if (json) {
+    const shown = echo(text);
+    const cut = shown.cut ? { textCut: true } : {};
+    out(`${JSON.stringify({ text: shown.text, ...cut, error: { code, message: `tiankong: ${plain(message)}` } })}\n`);
+  }
+  process.exitCode = 2;
 }
 
 /** A load failure: bad options are usage (2), anything else could not be loaded (1). */
@@ -179,7 +284,7 @@ function loadFailure(error) {
   return isTiankongError(error) ? new LoadError(error.message) : error;
 }
 
-async function fill(values, texts) {
+async function fill(values, run) {
   const options = {
     topK: number(values, 'top-k'),
     threshold: number(values, 'threshold'),
@@ -188,6 +293,7 @@ async function fill(values, texts) {
     beam: number(values, 'beam'),
   };
   if (options.beam !== undefined && !values.joint) throw new UsageError('--beam needs --joint');
+  if (run.texts.length === 0) checkStdin(run.command); // before the model loads
   const { createFillMask } = await import('../dist/index.js');
   const tk = await createFillMask({
     model: values.model,
@@ -203,7 +309,7 @@ async function fill(values, texts) {
     await tk.fill('', options).catch((error) => {
       if (isTiankongError(error) && error.code === 'BAD_OPTION') throw new UsageError(plain(error.message));
     });
-    await forEachInput(texts, values.json, async (text) => {
+    await forEachInput(run, values.json, async (text) => {
       const result = await tk.fill(text, options);
       if (!values.explain) return out(values.json ? `${JSON.stringify(result)}\n` : formatFill(result));
       const explanations = [];
@@ -324,7 +430,7 @@ async function modelTokenizerSettings(dir) {
   };
 }
 
-async function tokenize(values, texts) {
+async function tokenize(values, run) {
   const { createTokenizer, DEFAULT_MODEL_DIR } = await import('../dist/index.js');
   if (values.vocab !== undefined && values.model !== undefined)
     throw new UsageError('tokenize takes --vocab PATH or --model DIR, not both');
@@ -344,6 +450,7 @@ async function tokenize(values, texts) {
     }
     settings = await modelTokenizerSettings(values.model ?? DEFAULT_MODEL_DIR);
   }
+  if (run.texts.length === 0) checkStdin(run.command);
   const tokenizer = await createTokenizer(settings.vocabPath, {
     lowercase: settings.lowercase,
     maxLength: settings.maxLength,
@@ -352,7 +459,7 @@ async function tokenize(values, texts) {
     throw loadFailure(error);
   });
   try {
-    await forEachInput(texts, values.json, async (text) => {
+    await forEachInput(run, values.json, async (text) => {
       const { tokens, ids, offsets, truncated } = tokenizer.encode(text);
       if (values.json) return out(`${JSON.stringify({ tokens, ids, offsets, ...(truncated ? { truncated } : {}) })}\n`);
       out(
@@ -366,10 +473,10 @@ async function tokenize(values, texts) {
 
 main(process.argv.slice(2)).catch((error) => {
   const usage = error instanceof UsageError;
-  const known = usage || error instanceof LoadError;
+  const known = usage || error instanceof LoadError || error instanceof InputError;
   process.stderr.write(
     `tiankong: ${known ? plain(error.message) : (error?.stack ?? String(error))}` +
       `${usage ? '\n(tiankong --help shows the usage)' : ''}\n`,
   );
-  process.exitCode = usage ? 2 : 1;
+  process.exitCode = usage || error instanceof InputError ? 2 : 1;
 });

@@ -2,83 +2,17 @@
 // input line, an error object for a bad one), exit code 2 on bad lines while good lines still
 // print, usage errors once with exit 2, a closed stdout, tokenize --json against HF tokenizers
 // and its length rule, and that the process exits promptly after its work (pthread workers and
-// ORT are shut down). Children are spawned asynchronously so the test process keeps serving the
-// test runner while they run (a blocking spawnSync on a loaded machine starved its RPC).
-import { spawn } from 'node:child_process';
+// ORT are shut down). The CLI's edge cases (stdin, stdout, encodings, numbers): tests/reliability/cli-edges.test.ts.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { FillResult } from '../../web/src/index.js';
-import { Reference, api, cliPath, missingPrerequisite, repoRoot, testModelDir } from './fixtures.js';
+import { cli, cliHead } from './cli-run.js';
+import { Reference, api, missingPrerequisite, repoRoot, testModelDir } from './fixtures.js';
 
 const missing = missingPrerequisite();
 if (missing) console.warn(missing);
-
-interface Run {
-  status: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-  seconds: number;
-}
-
-/** Runs the CLI with `input` on stdin; resolves when it exits (killed after 120 s). */
-function cli(args: string[], input?: string | Buffer): Promise<Run> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('error', reject);
-    child.on('close', (status, signal) => {
-      clearTimeout(timer);
-      resolve({ status, signal, stdout, stderr, seconds: (Date.now() - started) / 1000 });
-    });
-    child.stdin.on('error', () => undefined); // the CLI may exit before reading all of stdin
-    child.stdin.end(input ?? '');
-  });
-}
-
-/**
- * Runs the CLI like `tiankong … | head -1`: reads the first line of stdout, then closes the pipe
- * while the CLI still has lines to write. Resolves with that line and how the CLI ended.
- */
-function cliHead(args: string[], input: string): Promise<Run & { first: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cliPath, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let buffered = '';
-    let first: string | null = null;
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      if (first !== null) return;
-      buffered += chunk;
-      const newline = buffered.indexOf('\n');
-      if (newline >= 0) {
-        first = buffered.slice(0, newline);
-        child.stdout.destroy(); // the reader goes away, as head does
-      }
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('error', reject);
-    child.on('close', (status, signal) => {
-      clearTimeout(timer);
-      resolve({ status, signal, stdout: first ?? '', stderr, seconds: 0, first: first ?? '' });
-    });
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(input);
-  });
-}
 
 describe.skipIf(missing !== null)('tiankong CLI', () => {
   let model: string;
@@ -174,7 +108,7 @@ describe.skipIf(missing !== null)('tiankong CLI', () => {
     const lines = Array.from({ length: 2000 }, (_, i) => `春[MASK]${i}`).join('\n');
     const topK = await cli(['fill', '--json', '--top-k', '0', '--model', model], lines);
     expect(topK).toMatchObject({ status: 2, stdout: '' });
-    expect(topK.stderr.match(/topK must be/g)).toHaveLength(1);
+    expect(topK.stderr.match(/-k\/--top-k must be/g)).toHaveLength(1);
     expect(topK.stderr).toMatch(/got 0\n\(tiankong --help shows the usage\)\n$/);
     const filter = await cli(['fill', '--filter', 'latin', '--model', model], lines);
     expect(filter).toMatchObject({ status: 2, stdout: '' });
@@ -189,7 +123,7 @@ describe.skipIf(missing !== null)('tiankong CLI', () => {
     });
     expect(await cli(['fill', '--top-k', '5x', '[MASK]'])).toMatchObject({
       status: 2,
-      stderr: expect.stringMatching(/--top-k must be a number, got '5x'/),
+      stderr: expect.stringMatching(/-k\/--top-k must be a whole number from 1 to the vocabulary size, got '5x'/),
     });
     expect(await cli(['fill', '--vocab', 'v.txt', '[MASK]'])).toMatchObject({
       status: 2,
@@ -326,7 +260,8 @@ describe.skipIf(missing !== null)('tiankong CLI', () => {
     expect(ok.tokens).toHaveLength(128);
     expect(ok.tokens.at(-2)).toBe('[MASK]');
     expect(tooLong).toEqual({
-      text: over,
+      text: over.slice(0, 200), // error objects echo the first 200 characters
+      textCut: true,
       error: { code: 'TOO_LONG', message: expect.stringMatching(/201 tokens long but the limit is 126/) },
     });
     expect(run.stderr).toMatch(/line 2: .*TOO_LONG/);
