@@ -142,7 +142,7 @@ const absolute = (url: string | URL | undefined): string | undefined =>
  * Rejects with a {@link TiankongError} (BAD_MODEL, INTEGRITY, NETWORK, UNSUPPORTED, BAD_OPTION, ABORTED).
  */
 export async function createFillMask(options: BrowserFillMaskOptions = {}): Promise<FillMaskModel> {
-  checkCreateOptions(options); // here too: a string, onProgress and signal never reach the Worker
+  checkCreateOptions(options, ['assets']); // here too: a string, onProgress and signal never reach the Worker
   if (typeof Worker === 'undefined' || typeof WebAssembly === 'undefined') {
     throw new TiankongError(
       'UNSUPPORTED',

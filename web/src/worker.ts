@@ -89,7 +89,7 @@ async function warmUpOrt(): Promise<void> {
 
 async function create(id: number, options: WireCreateOptions, signal: AbortSignal): Promise<void> {
   if (engine) throw new TiankongError('BAD_OPTION', 'tiankong: this Worker already holds a model');
-  const settings = checkCreateOptions(options);
+  const settings = checkCreateOptions(options, ['assets', 'files']);
   const runtime = createWorkerRuntime(settings, options.assets?.ort);
   const progress = {
     onProgress: (p: LoadProgress) => post({ type: 'progress', id, progress: p }),

@@ -3,7 +3,7 @@
  * only check types): createFillMask's options (Node entry and the Worker alike), fill/fillBatch
  * options, explain's arguments. Each check throws BAD_OPTION naming the option and the value.
  */
-import { TiankongError } from '../errors.js';
+import { TiankongError, describe } from '../errors.js';
 import type { Backend, CandidateFilter, CreateFillMaskOptions, ExplainOptions, FillOptions } from '../types.js';
 import { checkFilter, filterKey } from './filters.js';
 
@@ -38,6 +38,57 @@ export function show(value: unknown): string {
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
+/** The options each call takes (own properties only; anything else is BAD_OPTION). */
+const CREATE_KEYS = ['model', 'threads', 'backend', 'onProgress', 'cache', 'memory', 'signal'] as const;
+const FILL_KEYS = ['topK', 'threshold', 'filter', 'joint', 'beam', 'memory', 'signal'] as const;
+const EXPLAIN_KEYS = ['signal'] as const;
+
+/** Edit distance, case-insensitive (topk -> topK is 0): how close a misspelt option is. */
+function distance(a: string, b: string): number {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  let row = Array.from({ length: y.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= x.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= y.length; j++)
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (x[i - 1] === y[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[y.length];
+}
+
+/**
+ * The own enumerable properties of an options object, each one of `known`, as a plain object:
+ * an inherited property (Object.prototype.topK = 1e9) is never read, an unknown key is BAD_OPTION
+ * naming the nearest known one, and a getter or Proxy that throws is BAD_OPTION too (never a raw
+ * Error).
+ */
+function ownOptions<T>(value: object, known: readonly string[], where: string): Partial<T> {
+  let keys: string[];
+  try {
+    keys = Object.keys(value);
+  } catch (error) {
+    throw bad(`${where}: reading the options failed: ${describe(error)}`);
+  }
+  const out: Record<string, unknown> = Object.create(null); // no inherited values either
+  for (const key of keys) {
+    if (!known.includes(key)) {
+      const nearest = [...known].sort((a, b) => distance(key, a) - distance(key, b))[0];
+      const hint =
+        nearest && distance(key, nearest) <= Math.max(2, Math.floor(nearest.length / 3))
+          ? `; did you mean ${nearest}?`
+          : `; it takes ${known.join(', ')}`;
+      throw bad(`${where} has no option ${JSON.stringify(key)}${hint}`);
+    }
+    try {
+      out[key] = (value as Record<string, unknown>)[key];
+    } catch (error) {
+      throw bad(`${where}: reading the option ${key} failed: ${describe(error)}`);
+    }
+  }
+  return out as Partial<T>;
+}
+
 /** createFillMask's options after checking (the model source is checked where it is loaded). */
 export interface CreateSettings {
   backend: Backend;
@@ -53,7 +104,7 @@ export interface CreateSettings {
  * type, onProgress, signal) before anything loads. Shared by the Node entry and the Worker (which
  * gets the options as they crossed postMessage).
  */
-export function checkCreateOptions(value: unknown): CreateSettings {
+export function checkCreateOptions(value: unknown, extraKeys: readonly string[] = []): CreateSettings {
   if (typeof value === 'string' || value instanceof URL) {
     throw bad(
       `createFillMask takes an options object, got ${show(String(value))}; to load the model at that ` +
@@ -61,7 +112,7 @@ export function checkCreateOptions(value: unknown): CreateSettings {
     );
   }
   checkObject(value, "createFillMask's options");
-  const options = value as CreateFillMaskOptions;
+  const options = ownOptions<CreateFillMaskOptions>(value as object, [...CREATE_KEYS, ...extraKeys], 'createFillMask');
   const { backend = 'auto', threads, memory } = options;
   if (!['auto', 'wasm', 'webgpu'].includes(backend)) {
     throw bad(`backend must be 'auto', 'wasm' or 'webgpu', got ${show(backend)}`);
@@ -152,8 +203,9 @@ export interface FillSettings {
  * Checks fill/fillBatch options for a model of `vocabSize` tokens. Filter tokens are looked up in
  * the vocabulary when the decoder is built (filters.ts: filterIds).
  */
-export function checkFillOptions(options: FillOptions, vocabSize: number): FillSettings {
-  checkObject(options, 'options');
+export function checkFillOptions(value: FillOptions, vocabSize: number): FillSettings {
+  checkObject(value, 'options');
+  const options = ownOptions<FillOptions>(value, FILL_KEYS, 'fill');
   checkSignal(options.signal);
   const topK = options.topK ?? DEFAULT_TOP_K;
   const threshold = options.threshold ?? 0;
@@ -189,9 +241,9 @@ function decodeSettings(
 }
 
 /** explain's options: an object (its signal is the only field). */
-export function checkExplainOptions(options: ExplainOptions): void {
-  checkObject(options, 'options');
-  checkSignal(options.signal);
+export function checkExplainOptions(value: ExplainOptions): void {
+  checkObject(value, 'options');
+  checkSignal(ownOptions<ExplainOptions>(value, EXPLAIN_KEYS, 'explain').signal);
 }
 
 /** explain's `maskIndex` for a text with `count` masks. */
