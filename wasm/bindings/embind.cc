@@ -240,6 +240,20 @@ class TokenizerHandle {
     result->set("maskPositions",
                 NewTypedArray("Int32Array", encoding.mask_positions.data(), encoding.mask_positions.size()));
     result->set("truncatedTokens", encoding.truncated_tokens);
+    val constraints = val::array();
+    for (size_t i = 0; i < encoding.mask_constraints.size(); ++i) {
+      const MaskConstraintText& typed = encoding.mask_constraints[i];
+      if (!typed.present) {
+        constraints.set(i, val::null());
+        continue;
+      }
+      val constraint = val::object();
+      constraint.set("text", typed.text);
+      constraint.set("start", typed.span.start);
+      constraint.set("end", typed.span.end);
+      constraints.set(i, constraint);
+    }
+    result->set("maskConstraints", constraints);
     return nullptr;
   }
 
@@ -545,16 +559,43 @@ class DecoderHandle {
 
   // ids / maskPositions: the encoded input (required when the decoder fuses a memory).
   val Decode(val logits, double n_rows, double vocab_size, val ids, val masks) {
+    return DecodeAllowed(std::move(logits), n_rows, vocab_size, std::move(ids), std::move(masks), val::undefined());
+  }
+
+  // allowed: undefined, or per row null or a Uint8Array of vocabSize (the blank's constraint).
+  val DecodeAllowed(val logits, double n_rows, double vocab_size, val ids, val masks, val allowed) {
     val result = val::undefined();
-    if (const char* error = TryDecode(logits, n_rows, vocab_size, ids, masks, &result)) {
-      Throw(error, logits, ids, masks);
+    if (const char* error = TryDecode(logits, n_rows, vocab_size, ids, masks, allowed, &result)) {
+      Throw(error, logits, ids, masks, allowed);
     }
     return result;
   }
 
  private:
+  const char* TryReadAllowed(const val& allowed, size_t n_rows) {
+    allowed_rows_.assign(n_rows, {});
+    allowed_pointers_.assign(n_rows, nullptr);
+    if (allowed.isUndefined() || allowed.isNull()) return nullptr;
+    if (!val::global("Array").call<bool>("isArray", allowed) || allowed["length"].as<size_t>() != n_rows) {
+      return Fail("Decoder.decode: allowed must be an array with one entry per row (%zu)", n_rows);
+    }
+    for (size_t r = 0; r < n_rows; ++r) {
+      const val row = allowed[r];
+      if (row.isNull() || row.isUndefined()) continue;
+      if (const char* error = CopyTypedArray(row, "Uint8Array", "Decoder.decode: allowed row", &allowed_rows_[r])) {
+        return error;
+      }
+      if (allowed_rows_[r].size() != static_cast<size_t>(vocab_size_)) {
+        return Fail("Decoder.decode: allowed[%zu] has %zu entries, expected vocabSize %d", r, allowed_rows_[r].size(),
+                    vocab_size_);
+      }
+      allowed_pointers_[r] = allowed_rows_[r].data();
+    }
+    return nullptr;
+  }
+
   const char* TryDecode(const val& logits, double n_rows_arg, double vocab_size_arg, const val& ids, const val& masks,
-                        val* result) {
+                        const val& allowed, val* result) {
     size_t n_rows = 0, vocab = 0;
     if (const char* error = ReadCount(n_rows_arg, "Decoder.decode: nRows", 1 << 16, &n_rows)) {
       return error;
@@ -583,6 +624,8 @@ class DecoderHandle {
       }
       context = {ids_in_.data(), ids_in_.size(), masks_in_.data(), masks_in_.size()};
     }
+    if (const char* error = TryReadAllowed(allowed, n_rows)) return error;
+    context.allowed = allowed_pointers_.data();
     switch (decoder_.Decode(logits_.data(), n_rows, vocab, context, &rows_)) {
       case DecodeStatus::kOk:
         break;
@@ -620,6 +663,8 @@ class DecoderHandle {
   int32_t vocab_size_;
   bool fused_;
   std::vector<int32_t> ids_in_, masks_in_, hit_text_;
+  std::vector<std::vector<uint8_t>> allowed_rows_;
+  std::vector<const uint8_t*> allowed_pointers_;
   std::vector<uint32_t> hit_unit_;
   // Scratch reused across calls (also keeps the error path free of owning locals).
   std::vector<float> logits_;
@@ -765,6 +810,53 @@ val BuildInfo() {
   return info;
 }
 
+// ---------------------------------------------------------------------------
+// Pinyin
+// ---------------------------------------------------------------------------
+
+// { display, syllable, tone, toneClass, allowed: Uint8Array(vocabSize), count } for a constraint the user typed, or
+// { error } with the core's message (a user mistake, reported with the blank by the caller).
+val SoundConstraintFor(const TokenizerHandle& tokenizer, val text) {
+  if (!text.isString()) Throw("soundConstraint: text must be a string", text);
+  SoundConstraint constraint;
+  std::string error;
+  val result = val::object();
+  if (!ParseSoundConstraint(text.as<std::string>(), &constraint, &error)) {
+    result.set("error", error);
+    return result;
+  }
+  const std::vector<uint8_t> allowed = SoundEligibility(tokenizer.tokenizer(), constraint);
+  size_t count = 0;
+  for (const uint8_t a : allowed) count += a;
+  result.set("display", FormatSoundConstraint(constraint));
+  SoundConstraint toneless = constraint;
+  toneless.tone = 0;
+  result.set("syllable", constraint.tone_class == 0 ? FormatSoundConstraint(toneless) : std::string());
+  result.set("tone", constraint.tone);
+  result.set("toneClass", constraint.tone_class);
+  result.set("allowed", NewTypedArray("Uint8Array", allowed.data(), allowed.size()));
+  result.set("count", count);
+  return result;
+}
+
+// [{ start, end, readings: string[], tones: Int8Array }] for each character of `text` with readings.
+val ReadingsOfTextFor(val text, bool marks) {
+  if (!text.isString()) Throw("readingsOf: text must be a string", text);
+  const std::vector<CharReadings> readings = ReadingsOfText(text.as<std::string>(), marks);
+  val result = val::array();
+  for (size_t i = 0; i < readings.size(); ++i) {
+    val entry = val::object();
+    entry.set("start", readings[i].span.start);
+    entry.set("end", readings[i].span.end);
+    val spelled = val::array();
+    for (size_t r = 0; r < readings[i].readings.size(); ++r) spelled.set(r, readings[i].readings[r]);
+    entry.set("readings", spelled);
+    entry.set("tones", NewTypedArray("Int8Array", readings[i].tones.data(), readings[i].tones.size()));
+    result.set(i, entry);
+  }
+  return result;
+}
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(tiankong_core) {
@@ -791,7 +883,11 @@ EMSCRIPTEN_BINDINGS(tiankong_core) {
       .function("embed", &OutputLayerHandle::Embed)
       .function("logits", &OutputLayerHandle::Logits);
 
-  emscripten::class_<DecoderHandle>("Decoder").constructor(&NewDecoder).function("decode", &DecoderHandle::Decode);
+  // decode takes 5 arguments, or 6 with the rows' `allowed` tokens (Embind overloads by count).
+  emscripten::class_<DecoderHandle>("Decoder")
+      .constructor(&NewDecoder)
+      .function("decode", &DecoderHandle::Decode)
+      .function("decode", &DecoderHandle::DecodeAllowed);
 
   emscripten::class_<CacheHandle>("FingerprintCache")
       .constructor(&NewCache)
@@ -800,6 +896,8 @@ EMSCRIPTEN_BINDINGS(tiankong_core) {
       .function("clear", &CacheHandle::Clear)
       .function("stats", &CacheHandle::Stats);
 
+  emscripten::function("soundConstraint", &SoundConstraintFor);
+  emscripten::function("readingsOf", &ReadingsOfTextFor);
   emscripten::function("buildInfo", &BuildInfo);
   emscripten::function("heapBytes", &HeapBytes);
 }

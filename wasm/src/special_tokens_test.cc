@@ -70,6 +70,38 @@ TEST(SpecialTokensTest, NearMissesAreText) {
   EXPECT_EQ(Matches(""), Strings{});
 }
 
+// "begin-end" (char indices) of each match's constraint, "-" for a match without one.
+std::vector<std::string> Constraints(std::string_view utf8) {
+  std::vector<AlignedChar> chars;
+  size_t error_offset;
+  EXPECT_TRUE(DecodeUtf8(utf8, &chars, &error_offset));
+  std::vector<SpecialMatch> matches;
+  FindSpecialTokens(chars, kIds, &matches);
+  std::vector<std::string> out;
+  for (const SpecialMatch& m : matches) {
+    out.push_back(m.constrained ? std::to_string(m.constraint_begin) + "-" + std::to_string(m.constraint_end) : "-");
+  }
+  return out;
+}
+
+TEST(SpecialTokensTest, MaskWithAConstraint) {
+  EXPECT_EQ(Matches("a[MASK:shang4]b"), Strings{"103@1-14"});
+  EXPECT_EQ(Constraints("a[MASK:shang4]b"), Strings{"7-13"});
+  EXPECT_EQ(Constraints("[MASK]"), Strings{"-"});
+  EXPECT_EQ(Constraints("[mask:]"), Strings{"6-6"});  // empty: still a mask, judged later
+  // 【MASK：平】 and ［MASK：shàng］: full-width colon and brackets, any constraint text.
+  EXPECT_EQ(Matches("\xE3\x80\x90MASK\xEF\xBC\x9A\xE5\xB9\xB3\xE3\x80\x91"), Strings{"103@0-8"});
+  EXPECT_EQ(Constraints("\xE3\x80\x90MASK\xEF\xBC\x9A\xE5\xB9\xB3\xE3\x80\x91"), Strings{"6-7"});
+  EXPECT_EQ(Matches("\xEF\xBC\xBBMASK:sh\xC3\xA0ng\xEF\xBC\xBD"), Strings{"103@0-12"});
+  // Not constraints: other tokens, brackets inside, unclosed, too long.
+  EXPECT_EQ(Matches("[CLS:x]"), Strings{});
+  EXPECT_EQ(Matches("[MASK:a[MASK]"), Strings{"103@7-13"});
+  EXPECT_EQ(Matches("[MASK:shang"), Strings{});
+  EXPECT_EQ(Matches("[MASK:" + std::string(kMaxConstraintChars, 'a') + "]"), Strings{"103@0-23"});
+  EXPECT_EQ(Matches("[MASK:" + std::string(kMaxConstraintChars + 1, 'a') + "]"), Strings{});
+  EXPECT_EQ(Matches("[MASK;x]"), Strings{});
+}
+
 TEST(SpecialTokensTest, LeftmostMatchesDoNotOverlap) {
   EXPECT_EQ(Matches("[[MASK]]"), Strings{"103@1-7"});
   EXPECT_EQ(Matches("[MASK][MASK]"), (Strings{"103@0-6", "103@6-12"}));

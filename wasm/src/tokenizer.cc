@@ -36,6 +36,7 @@ Status BertTokenizer::Encode(std::string_view text, Encoding* out) const {
   out->tokens.clear();
   out->offsets.clear();
   out->mask_positions.clear();
+  out->mask_constraints.clear();
   out->truncated_tokens = 0;
   std::vector<AlignedChar> chars;
   size_t error_offset;
@@ -69,11 +70,24 @@ Status BertTokenizer::Encode(std::string_view text, Encoding* out) const {
     }
   };
   size_t run_start = 0;
+  std::vector<MaskConstraintText> constraints;  // of every mask typed, in order
   for (const SpecialMatch& special : specials) {
     encode_run(run_start, special.begin);
     out->ids.push_back(special.id);
     out->offsets.push_back(Cover(chars.data(), special.begin, special.end));
     run_start = special.end;
+    if (special.id != special_.mask) continue;
+    MaskConstraintText& constraint = constraints.emplace_back();
+    if (special.constrained) {
+      constraint.present = true;
+      for (size_t c = special.constraint_begin; c < special.constraint_end; ++c)
+        AppendUtf8(chars[c].cp, &constraint.text);
+      // An empty constraint ("[MASK:]") has no chars: its span is the empty one after the colon.
+      const uint32_t at = chars[special.constraint_begin - 1].source.end;
+      constraint.span = special.constraint_begin < special.constraint_end
+                            ? Cover(chars.data(), special.constraint_begin, special.constraint_end)
+                            : Span{at, at};
+    }
   }
   encode_run(run_start, chars.size());
 
@@ -91,6 +105,9 @@ Status BertTokenizer::Encode(std::string_view text, Encoding* out) const {
     out->tokens.push_back(vocab_.Token(out->ids[i]));
     if (out->ids[i] == special_.mask) out->mask_positions.push_back(static_cast<int32_t>(i));
   }
+  // Masks only come from typed specials, in order; truncation drops the last ones.
+  constraints.resize(out->mask_positions.size());
+  out->mask_constraints = std::move(constraints);
   return Status::kOk;
 }
 

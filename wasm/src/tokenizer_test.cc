@@ -50,6 +50,25 @@ TEST(TokenizerTest, ChineseSentenceWithMask) {
   EXPECT_EQ(e.truncated_tokens, 0);
 }
 
+TEST(TokenizerTest, MaskConstraintsAreKeptPerMask) {
+  const auto t = Make();
+  // 我[MASK:ài]京[MASK]【MASK：】: the constraint of each mask, with its span in the input.
+  const Encoding e =
+      Encode(*t, "\xE6\x88\x91[MASK:\xC3\xA0i]\xE4\xBA\xAC[MASK]\xE3\x80\x90MASK\xEF\xBC\x9A\xE3\x80\x91");
+  EXPECT_EQ(e.ids, (Ids{2, 5, 4, 8, 4, 4, 3}));
+  EXPECT_EQ(e.mask_positions, (std::vector<int32_t>{2, 4, 5}));
+  ASSERT_EQ(e.mask_constraints.size(), 3u);
+  EXPECT_TRUE(e.mask_constraints[0].present);
+  EXPECT_EQ(e.mask_constraints[0].text, "\xC3\xA0i");
+  EXPECT_EQ(e.mask_constraints[0].span.start, 7u);
+  EXPECT_EQ(e.mask_constraints[0].span.end, 9u);
+  EXPECT_FALSE(e.mask_constraints[1].present);
+  EXPECT_TRUE(e.mask_constraints[2].present);
+  EXPECT_EQ(e.mask_constraints[2].text, "");
+  EXPECT_EQ(e.mask_constraints[2].span.start, e.mask_constraints[2].span.end);
+  EXPECT_EQ(Offsets(e)[2], (std::pair<uint32_t, uint32_t>{1, 10}));  // the mask covers its constraint
+}
+
 TEST(TokenizerTest, OffsetsAreUtf16UnitsOfTheOriginal) {
   const auto t = Make();
   // 😀 (2 UTF-16 units, unknown) then 北: 北 starts at 2.
@@ -101,6 +120,7 @@ TEST(TokenizerTest, TruncationIsExplicit) {
   EXPECT_EQ(e.offsets.size(), 4u);
   EXPECT_EQ(e.truncated_tokens, 3);
   EXPECT_TRUE(e.mask_positions.empty());  // the mask was cut off
+  EXPECT_TRUE(e.mask_constraints.empty());
 }
 
 TEST(TokenizerTest, InvalidUtf8IsReportedAndLeavesNothing) {

@@ -93,6 +93,7 @@ struct Decoder::Impl {
   struct Scratch {
     std::vector<decoder::ScoredId> top;
     std::vector<float> fused;
+    std::vector<float> constrained;
     std::vector<int32_t> candidates;
     std::vector<CandidateEvidence> evidence;
   };
@@ -186,6 +187,15 @@ DecodeStatus Decoder::Decode(const float* logits, size_t n_rows, size_t vocab_si
   std::vector<int32_t>& candidates = scratch.candidates;
   for (size_t r = 0; r < n_rows; ++r) {
     const float* row = logits + r * vocab_size;
+    const uint8_t* allowed = context.allowed != nullptr ? context.allowed[r] : nullptr;
+    if (allowed != nullptr) {
+      // The blank's constraint: tokens it does not admit get probability 0, so the softmax
+      // renormalises over the admitted ones.
+      scratch.constrained.resize(vocab_size);
+      for (size_t id = 0; id < vocab_size; ++id) scratch.constrained[id] = allowed[id] ? row[id] : -INFINITY;
+      row = scratch.constrained.data();
+      if (!RowIsUsable(row, vocab_size)) continue;  // nothing admitted has a probability: no candidates
+    }
     if (memory == nullptr) {
       impl.DecodeRow(row, vocab_size, nullptr, &scratch, &(*out)[r]);
       continue;
@@ -199,8 +209,9 @@ DecodeStatus Decoder::Decode(const float* logits, size_t n_rows, size_t vocab_si
     std::sort(candidates.begin(), candidates.end());
     candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
     candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
-                                    [&impl, vocab_size](int32_t id) {
-                                      return id < 0 || static_cast<size_t>(id) >= vocab_size || !impl.eligible[id];
+                                    [&impl, vocab_size, allowed](int32_t id) {
+                                      return id < 0 || static_cast<size_t>(id) >= vocab_size || !impl.eligible[id] ||
+                                             (allowed != nullptr && !allowed[id]);
                                     }),
                      candidates.end());
     memory->Evidence(context.ids, context.n_ids, context.mask_positions, context.n_masks, r, candidates.data(),

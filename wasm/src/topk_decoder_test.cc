@@ -399,6 +399,52 @@ TEST(DecoderFusion, FusedLogitsFollowTheDocumentedFormula) {
   EXPECT_GT(largest_change, 0.01f);
 }
 
+// A row's own constraint (MaskContext::allowed) decodes like the row with every token it does not
+// admit at -inf: renormalised over the admitted tokens, plainly and with the memory's proposals.
+TEST(DecoderFusion, AllowedRowsDecodeAsTheMaskedRow) {
+  const FusionFixture f;
+  ASSERT_NE(f.memory, nullptr);
+  const size_t vocab = f.tokenizer->VocabSize();
+  const Encoding input = f.Encode("天地[MASK]山水[MASK]风。掩耳盗[MASK]");
+  const std::vector<float> logits = f.RandomLogits(3, 5);
+  std::vector<uint8_t> odd(vocab, 0), none_but_ling(vocab, 0);
+  for (size_t id = 1; id < vocab; id += 2) odd[id] = 1;
+  none_but_ling[f.tokenizer->TokenToId("铃")] = 1;
+  const uint8_t* allowed[] = {odd.data(), nullptr, none_but_ling.data()};
+  std::vector<float> masked = logits;
+  for (size_t id = 0; id < vocab; ++id) {
+    if (!odd[id]) masked[id] = -kInf;
+    if (!none_but_ling[id]) masked[2 * vocab + id] = -kInf;
+  }
+  for (const bool fused : {false, true}) {
+    SCOPED_TRACE(fused ? "fused" : "plain");
+    DecodeOptions options;
+    options.top_k = 5;
+    if (fused) options.memory = f.memory.get();
+    options.fusion.model_candidates = 4;
+    const Decoder decoder(*f.tokenizer, options);
+    MaskContext context = FusionFixture::Context(input);
+    context.allowed = allowed;
+    std::vector<Decoded> actual, expected;
+    ASSERT_EQ(decoder.Decode(logits.data(), 3, vocab, context, &actual), DecodeStatus::kOk);
+    ASSERT_EQ(decoder.Decode(masked.data(), 3, vocab, FusionFixture::Context(input), &expected), DecodeStatus::kOk);
+    for (size_t r = 0; r < 3; ++r) ExpectSameDecoded(actual[r], expected[r]);
+    for (const Candidate& c : actual[0].candidates) EXPECT_EQ(c.id % 2, 1);
+    ASSERT_EQ(actual[2].candidates.size(), 1u);
+    EXPECT_FLOAT_EQ(actual[2].candidates[0].probability, 1.0f);  // the only admitted token
+  }
+  // Nothing admitted has a probability: no candidates, not an error.
+  std::vector<uint8_t> only_sep(vocab, 0);
+  only_sep[3] = 1;  // RandomLogits puts [SEP] at -inf
+  const uint8_t* nothing[] = {only_sep.data(), nullptr, nullptr};
+  MaskContext context = FusionFixture::Context(input);
+  context.allowed = nothing;
+  std::vector<Decoded> out;
+  ASSERT_EQ(Decoder(*f.tokenizer, DecodeOptions{}).Decode(logits.data(), 3, vocab, context, &out), DecodeStatus::kOk);
+  EXPECT_TRUE(out[0].candidates.empty());
+  EXPECT_FALSE(out[1].candidates.empty());
+}
+
 TEST(DecoderFusion, ProbabilitiesStillSumToOne) {
   const FusionFixture f;
   ASSERT_NE(f.memory, nullptr);

@@ -18,6 +18,11 @@ export type TiankongErrorCode =
   | 'NO_MASK'
   /** The text has more tokens than the model accepts (nothing is truncated silently). */
   | 'TOO_LONG'
+  /**
+   * Something written in the text cannot be met: a blank's constraint (`[MASK:shangg]`, a tone
+   * that does not exist, a sound no character of the vocabulary has). The message names the blank.
+   */
+  | 'BAD_INPUT'
   /** An option has the wrong type or range (e.g. `topK: 0`, a filter token not in the vocabulary). */
   | 'BAD_OPTION'
   /** The model files are missing, malformed, or do not match their manifest. */

@@ -150,6 +150,20 @@ export interface FillOptions {
    * carry a `source`. false: the model alone.
    */
   memory?: boolean;
+  /**
+   * How each mask must sound, in mask order: a syllable with any tone (`'shang'`), with its tone
+   * (`'shang4'` or `'shàng'`; ü as `ü`, `v` or `u:`), a tone class of 中华新韵 (`'平'`: tones 1–2,
+   * `'仄'`: tones 3–4; a polyphone matches if any reading does), or null for a mask without a
+   * constraint. The same as writing `[MASK:shang4]` in the text (a mask constrained in both places
+   * is BAD_OPTION). The mask's candidates are then only characters that sound so, with
+   * probabilities renormalised over them (`FillMask.constraint` says which constraint applied).
+   *
+   * ```js
+   * await tk.fill('床前明月光，疑是地[MASK]霜', { constraints: ['shang'] }); // 上 first
+   * await tk.fill('春风又绿江南[MASK:an4]');                               // 岸 first
+   * ```
+   */
+  constraints?: (string | null)[];
   /** Cancels the request if it has not finished (e.g. superseded by a newer keystroke). */
   signal?: AbortSignal;
 }
@@ -163,6 +177,11 @@ export interface FillCandidate {
   sequence: string;
   /** The famous text or idiom this candidate completes (出处), when the memory found one. */
   source?: CandidateSource;
+  /**
+   * The token's Mandarin readings with tone marks, likeliest first (["xíng", "háng"] for 行; for a
+   * blank with a sound constraint, the readings that meet it first); [] when it has none (punctuation, Latin).
+   */
+  pinyin: string[];
 }
 
 /** Where a candidate comes from: e.g. 上 in 疑是地[MASK]霜 → 千家诗, 静夜思, 李白, 床前明月光，疑是地上霜。 */
@@ -187,6 +206,11 @@ export interface FillMask {
   candidates: FillCandidate[];
   /** Probability mass not shown in `candidates` (outside top-k, under the threshold, or filtered). */
   other: number;
+  /**
+   * The mask's sound constraint as applied ("shàng", "shang", "平", "仄"), when it has one; the
+   * scores are then over the characters that meet it.
+   */
+  constraint?: string;
 }
 
 /** A whole-word candidate for a run of adjacent masks (joint decoding). */
@@ -205,6 +229,8 @@ export interface WordCandidate {
   score: number;
   /** The input text with this run replaced by `text` (other masks left as they are). */
   sequence: string;
+  /** One reading per token (its likeliest, or the likeliest meeting its mask's constraint); "" for a token without one. */
+  pinyin: string[];
 }
 
 /** A run of two or more masks at adjacent token positions, decoded jointly. */

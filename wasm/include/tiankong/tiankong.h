@@ -37,12 +37,21 @@ struct Span {
   uint32_t end = 0;
 };
 
+// What a user typed after the colon of a constrained mask, "[MASK:shang4]" → "shang4" (see
+// ParseSoundConstraint); `present` is false for a mask typed without a colon.
+struct MaskConstraintText {
+  bool present = false;
+  std::string text;  // UTF-8, as typed (may be empty: "[MASK:]")
+  Span span;         // where `text` is in the input
+};
+
 // Result of Tokenizer::Encode.
 struct Encoding {
-  std::vector<int32_t> ids;             // with [CLS] ... [SEP]
-  std::vector<std::string> tokens;      // vocab strings, same length as ids
-  std::vector<Span> offsets;            // [CLS]/[SEP] get {0,0}
-  std::vector<int32_t> mask_positions;  // indices into ids where ids[i] == mask id
+  std::vector<int32_t> ids;                          // with [CLS] ... [SEP]
+  std::vector<std::string> tokens;                   // vocab strings, same length as ids
+  std::vector<Span> offsets;                         // [CLS]/[SEP] get {0,0}
+  std::vector<int32_t> mask_positions;               // indices into ids where ids[i] == mask id
+  std::vector<MaskConstraintText> mask_constraints;  // one per mask_positions entry
   // Number of content tokens dropped because the sequence exceeded max_length.
   // Truncation is never silent: callers must check this (0 = nothing dropped).
   int32_t truncated_tokens = 0;
@@ -64,8 +73,9 @@ class Tokenizer {
   // options above, producing [CLS] tokens [SEP]. Special tokens in the raw text are
   // never split. The mask is forgiving: "[MASK]", "[mask]" (any case), full-width
   // "［MASK］" all become the mask token; spaces around it do not matter (they are
-  // whitespace and vanish anyway). Returns kInvalidUtf8 (and leaves *out empty) when
-  // `text` is not valid UTF-8.
+  // whitespace and vanish anyway). A mask may carry a constraint, "[MASK:shang4]", "【MASK：平】":
+  // it is still the mask token, and the constraint's text goes to mask_constraints. Returns kInvalidUtf8 (and leaves
+  // *out empty) when `text` is not valid UTF-8.
   virtual Status Encode(std::string_view text, Encoding* out) const = 0;
 
   virtual int32_t VocabSize() const = 0;
@@ -238,6 +248,10 @@ struct MaskContext {
   size_t n_ids = 0;
   const int32_t* mask_positions = nullptr;  // row r of the logits is the blank at ids[mask_positions[r]]
   size_t n_masks = 0;
+  // Per row, null or VocabSize() bytes: the tokens the blank's own constraint admits (e.g.
+  // SoundEligibility). A constrained row's probabilities are renormalised over those tokens, and
+  // the memory's proposals outside them are dropped.
+  const uint8_t* const* allowed = nullptr;
 };
 
 struct Decoded {
@@ -267,6 +281,48 @@ class Decoder {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// ---------------------------------------------------------------------------
+// Pinyin: Mandarin readings of characters (a table generated from Unicode's Unihan) and
+// constraints on a blank by sound, "[MASK:shang4]" (sound_constraint.cc)
+// ---------------------------------------------------------------------------
+
+// What a blank must sound like: a syllable with or without its tone, or a tone class of
+// 中华新韵 (平: tones 1-2, 仄: tones 3-4; the neutral tone is neither). A character matches when
+// any of its readings does, so a polyphone such as 长 (cháng, zhǎng) is both 平 and 仄.
+struct SoundConstraint {
+  int32_t syllable = -1;   // index of the toneless syllable; -1 for a tone class
+  int32_t tone = 0;        // 1-4, 5 neutral; 0: any tone
+  int32_t tone_class = 0;  // 1 平, 2 仄; 0: a syllable constraint
+};
+
+// Parses a constraint as a user types it: "shang" (any tone), "shang4" / "shàng" (that tone),
+// ü as "ü", "v" or "u:" ("lv4", "lǜ"), "平" or "仄"; case, full-width letters and surrounding
+// spaces do not matter. False and a message for the user in *error (an empty constraint, a
+// syllable Mandarin does not have, a tone outside 1-5).
+bool ParseSoundConstraint(std::string_view text, SoundConstraint* out, std::string* error);
+
+// The constraint as shown to a user: "shàng", "shang" (any tone), "平", "仄".
+std::string FormatSoundConstraint(const SoundConstraint& constraint);
+
+// Whether character `c` has a reading the constraint accepts (false for characters without one).
+bool SoundAccepts(const SoundConstraint& constraint, char32_t c);
+
+// eligible[id] == 1 for the vocabulary tokens that are one character the constraint accepts;
+// size tokenizer.VocabSize(). The decoder restricts a blank to these (MaskContext::allowed).
+std::vector<uint8_t> SoundEligibility(const Tokenizer& tokenizer, const SoundConstraint& constraint);
+
+// The readings of one character of a text, likeliest first.
+struct CharReadings {
+  Span span;                          // the character in the text (UTF-16 units)
+  std::vector<std::string> readings;  // "shàng" (or "shang4" without marks)
+  std::vector<int8_t> tones;          // each reading's tone, 1-5
+};
+
+// The readings of every character of `text` (UTF-8) the table has readings for, in order;
+// others (punctuation, Latin, characters outside the table) are skipped. Text after an invalid
+// UTF-8 sequence is ignored.
+std::vector<CharReadings> ReadingsOfText(std::string_view text, bool marks = true);
 
 // ---------------------------------------------------------------------------
 // Fingerprint LRU cache: canonical token ids + mask positions + decode options

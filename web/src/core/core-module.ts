@@ -25,6 +25,41 @@ export interface EncodeResult {
   maskPositions: Int32Array;
   /** Content tokens dropped because the text exceeded maxLength (0 = none). */
   truncatedTokens: number;
+  /**
+   * Per mask (same order as maskPositions): the constraint typed after its colon, "[MASK:shang4]"
+   * → { text: 'shang4', start, end } (UTF-16 span of the text), or null for a mask without one.
+   */
+  maskConstraints: ({ text: string; start: number; end: number } | null)[];
+}
+
+/** A sound constraint resolved for a vocabulary (soundConstraint), or the user's mistake in it. */
+export type SoundConstraintResult =
+  | {
+      /** The constraint as shown: "shàng", "shang" (any tone), "平", "仄". */
+      display: string;
+      /** The toneless syllable ("shang", "nü"); "" for a tone class. */
+      syllable: string;
+      /** 1-5, 0: any tone. */
+      tone: number;
+      /** 1 平, 2 仄, 0: a syllable constraint. */
+      toneClass: number;
+      /** allowed[id] = 1 for the tokens that are one character the constraint accepts. */
+      allowed: Uint8Array;
+      /** How many tokens it admits (0: none of the vocabulary sounds like that). */
+      count: number;
+      error?: undefined;
+    }
+  | { error: string };
+
+/** The readings of one character of a text (readingsOf). */
+export interface CharReadings {
+  /** UTF-16 span of the character. */
+  start: number;
+  end: number;
+  /** Likeliest first: "shàng" (or "shang4" without marks). */
+  readings: string[];
+  /** Each reading's tone, 1-4, 5 neutral. */
+  tones: Int8Array;
 }
 
 /** How the decoder fuses a memory with the model (C++ FusionWeights; every field optional). */
@@ -142,7 +177,9 @@ export interface WasmDecoder {
   /**
    * logits: row-major [nRows, vocabSize]. Throws on NaN/+inf or a bad shape. `ids` and
    * `maskPositions` (row r = the blank at ids[maskPositions[r]]) are required by a decoder with a
-   * memory and ignored otherwise (pass undefined).
+   * memory and ignored otherwise (pass undefined). `allowed` (optional): per row, null or the
+   * tokens that row's blank may be (a sound constraint's `allowed`); a constrained row's
+   * probabilities are renormalised over them.
    */
   decode(
     logits: Float32Array,
@@ -150,6 +187,7 @@ export interface WasmDecoder {
     vocabSize: number,
     ids: Int32Array | undefined,
     maskPositions: Int32Array | undefined,
+    allowed: (Uint8Array | null)[] | undefined,
   ): DecodedRow[];
   delete(): void;
 }
@@ -179,6 +217,13 @@ export interface CoreModule {
    * build's wasm heap limit (32 MiB in the threaded build, whose heap is a fixed 64 MiB).
    */
   FingerprintCache: new (maxEntries: number, maxBytes: number) => WasmFingerprintCache;
+  /**
+   * Parses a constraint as typed after "MASK:" ("shang", "shang4", "shàng", "lv4", "平", "仄") and
+   * resolves it for the tokenizer's vocabulary; a mistake comes back as { error } (not thrown).
+   */
+  soundConstraint(tokenizer: WasmTokenizer, text: string): SoundConstraintResult;
+  /** The readings of every character of `text` that has some (tone marks, or numbers with marks false). */
+  readingsOf(text: string, marks: boolean): CharReadings[];
   /** Which build was loaded. */
   buildInfo(): { threads: boolean; simd: boolean; version: string };
   /** The wasm heap's current size in bytes (it grows, never shrinks). */

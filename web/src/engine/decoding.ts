@@ -78,7 +78,10 @@ export class Decoders {
   }
 }
 
-/** The decoder's top-k; logits it refuses (NaN, +Infinity) come from a broken model, so BAD_MODEL. */
+/**
+ * The decoder's top-k (row r restricted to `allowed[r]` when given: a blank's sound constraint);
+ * logits it refuses (NaN, +Infinity) come from a broken model, so BAD_MODEL.
+ */
 export function decodeLogits(
   decoder: WasmDecoder,
   logits: Float32Array,
@@ -86,9 +89,10 @@ export function decodeLogits(
   vocabSize: number,
   ids: Int32Array,
   maskPositions: Int32Array,
+  allowed?: (Uint8Array | null)[],
 ): DecodedRow[] {
   try {
-    return decoder.decode(logits, rows, vocabSize, ids, maskPositions);
+    return decoder.decode(logits, rows, vocabSize, ids, maskPositions, allowed);
   } catch (error) {
     throw new TiankongError(
       'BAD_MODEL',

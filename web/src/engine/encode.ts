@@ -2,7 +2,7 @@
  * Text → token ids for the engine: the model's tokenizer (built from model.json and checked
  * against it) and the encoding of a fill/explain text, which must hold a [MASK] and fit the model.
  */
-import type { CoreModule, WasmTokenizer } from '../core/core-module.js';
+import type { CoreModule, EncodeResult, WasmTokenizer } from '../core/core-module.js';
 import { encodeText, newTokenizer } from '../core/tokenizer.js';
 import { TiankongError } from '../errors.js';
 import type { LoadedModel } from '../model/load.js';
@@ -15,6 +15,8 @@ export interface Encoded {
   /** Flattened [start, end) UTF-16 offsets per token. */
   offsets: Uint32Array;
   maskPositions: Int32Array;
+  /** Per mask, the sound constraint typed with it ("[MASK:shang4]"), or null. */
+  maskConstraints: EncodeResult['maskConstraints'];
   /** performance.now() when the request started. */
   started: number;
   tokenizeMs: number;
@@ -108,6 +110,7 @@ export function encodeMasked(tokenizer: WasmTokenizer, text: string, maxLength: 
     ids: encoding.ids,
     offsets: encoding.offsets,
     maskPositions: encoding.maskPositions,
+    maskConstraints: encoding.maskConstraints,
     started,
     tokenizeMs,
   };

@@ -30,6 +30,7 @@ import {
 import { type Encoded, encodeMasked, modelTokenizer } from './encode.js';
 import { type MaskedLogits, type Occlusion, occlude, topScores } from './explain.js';
 import { adjacentMaskRuns, decodeRunJointly } from './joint.js';
+import { type BlankConstraint, Pinyin, allowedRows, constraintsKey } from './pinyin.js';
 import {
   type CreateSettings,
   type FillSettings,
@@ -66,7 +67,10 @@ export interface EngineSetup {
 
 /** A fill request after its options are checked, its decoders chosen and its text tokenized. */
 interface Prepared extends Encoded {
+  /** The decoder, its fingerprint naming the masks' sound constraints too. */
   decoding: Decoding;
+  /** Per mask, its sound constraint or null. */
+  constraints: (BlankConstraint | null)[];
   joint: { beam: number; topK: number; threshold: number; decoding: Decoding } | null;
 }
 
@@ -81,6 +85,7 @@ export class FillMaskEngine {
   private readonly queue = new SerialQueue();
   private readonly decoders: Decoders;
   private readonly sources: MemorySources;
+  private readonly pinyin: Pinyin;
   private vocab: string[] | null = null;
   private disposed = false;
   private disposing: Promise<void> | null = null;
@@ -99,6 +104,7 @@ export class FillMaskEngine {
   ) {
     this.decoders = new Decoders(core.module, tokenizer, () => this.tokens(), memory, fusion);
     this.sources = new MemorySources(memory);
+    this.pinyin = new Pinyin(core.module, tokenizer);
     this.lastStats = this.collectStats();
   }
 
@@ -253,15 +259,22 @@ export class FillMaskEngine {
     const started = now();
     this.throwIfDisposed();
     const settings: FillSettings = checkFillOptions(options, this.tokenizer.vocabSize());
-    const decoding = this.decoders.get(settings.decode);
-    const joint = settings.joint && {
-      beam: settings.joint.beam,
-      topK: settings.joint.topK,
-      threshold: settings.joint.threshold,
-      decoding: this.decoders.get(settings.joint.decode),
-    };
+    const base = this.decoders.get(settings.decode);
+    const jointBase = settings.joint && this.decoders.get(settings.joint.decode);
     checkText(text);
-    return { ...encodeMasked(this.tokenizer, text, this.model.manifest.max_length, started), decoding, joint };
+    const encoded = encodeMasked(this.tokenizer, text, this.model.manifest.max_length, started);
+    const constraints = this.pinyin.forMasks(encoded.text, encoded, settings.constraints);
+    // Constrained blanks decode differently: their results are cached under their own key.
+    const key = constraintsKey(constraints);
+    const decoding = { decoder: base.decoder, fingerprint: base.fingerprint + key };
+    const joint = settings.joint &&
+      jointBase && {
+        beam: settings.joint.beam,
+        topK: settings.joint.topK,
+        threshold: settings.joint.threshold,
+        decoding: { decoder: jointBase.decoder, fingerprint: jointBase.fingerprint + key },
+      };
+    return { ...encoded, decoding, joint, constraints };
   }
 
   private async complete(item: Prepared, signal?: AbortSignal): Promise<FillResult> {
@@ -285,9 +298,25 @@ export class FillMaskEngine {
     }
     const decodeStarted = now();
     const vocab = this.tokens();
-    const masks = masksOf(item, rows, vocab, (text, unit) => this.sources.get(text, unit));
+    const masks = masksOf(
+      item,
+      rows,
+      vocab,
+      (text, unit) => this.sources.get(text, unit),
+      (token, index) => this.pinyin.readingsOf(token, item.constraints[index] ?? null),
+    );
+    item.constraints.forEach((constraint, index) => {
+      if (constraint) masks[index]!.constraint = constraint.display;
+    });
     const wordsResult =
-      words && item.joint ? wordsOf(item.text, masks, words, item.joint.topK, item.joint.threshold, vocab) : undefined;
+      words && item.joint
+        ? wordsOf(item.text, masks, words, item.joint.topK, item.joint.threshold, vocab, (tokens, maskIndices) =>
+            this.pinyin.wordReadings(
+              tokens,
+              maskIndices.map((index) => item.constraints[index] ?? null),
+            ),
+          )
+        : undefined;
     decodeMs += now() - decodeStarted;
     return {
       text: item.text,
@@ -312,8 +341,19 @@ export class FillMaskEngine {
     return this.queue.run(async (task) => {
       const started = now();
       const vocabSize = this.tokenizer.vocabSize();
+      // Each open row keeps its blank's sound constraint.
+      const allowedAt = new Map(Array.from(maskPositions, (position, index) => [position, item.constraints[index]]));
+      const constrained = allowedRows(item.constraints) !== undefined;
       const decode = (logits: Float32Array, rows: number, sequence: Int32Array, open: Int32Array) =>
-        decodeLogits(joint.decoding.decoder, logits, rows, vocabSize, sequence, open);
+        decodeLogits(
+          joint.decoding.decoder,
+          logits,
+          rows,
+          vocabSize,
+          sequence,
+          open,
+          constrained ? Array.from(open, (position) => allowedAt.get(position)?.allowed ?? null) : undefined,
+        );
       const words: CachedWords = [];
       for (const maskIndices of adjacentMaskRuns(maskPositions)) {
         const positions = maskIndices.map((index) => maskPositions[index]!);
@@ -333,7 +373,15 @@ export class FillMaskEngine {
     const inferenceMs = now() - started;
     const decodeStarted = now();
     const rows = cachedRows(
-      decodeLogits(item.decoding.decoder, logits, maskPositions.length, this.tokenizer.vocabSize(), ids, maskPositions),
+      decodeLogits(
+        item.decoding.decoder,
+        logits,
+        maskPositions.length,
+        this.tokenizer.vocabSize(),
+        ids,
+        maskPositions,
+        allowedRows(item.constraints),
+      ),
     );
     if (!this.disposed) this.cache.put(ids, maskPositions, item.decoding.fingerprint, JSON.stringify(rows));
     return { rows, inferenceMs, decodeMs: now() - decodeStarted };

@@ -40,7 +40,9 @@ export function show(value: unknown): string {
 
 /** The options each call takes (own properties only; anything else is BAD_OPTION). */
 const CREATE_KEYS = ['model', 'threads', 'backend', 'onProgress', 'cache', 'memory', 'signal'] as const;
-const FILL_KEYS = ['topK', 'threshold', 'filter', 'joint', 'beam', 'memory', 'signal'] as const;
+const FILL_KEYS = ['topK', 'threshold', 'filter', 'joint', 'beam', 'memory', 'constraints', 'signal'] as const;
+/** Longest constraint a mask may be given (a syllable with its tone mark is at most ~8 characters). */
+const MAX_CONSTRAINT_LENGTH = 16;
 const EXPLAIN_KEYS = ['signal'] as const;
 
 /** Edit distance, case-insensitive (topk -> topK is 0): how close a misspelt option is. */
@@ -197,6 +199,8 @@ export interface FillSettings {
    * may have (`topK`, `threshold`), and the decoder proposing `beam` candidates per row.
    */
   joint: { beam: number; topK: number; threshold: number; decode: DecodeSettings } | null;
+  /** Per mask, a sound constraint or null/undefined (checked for type; pinyin.ts resolves them). */
+  constraints: readonly (string | null | undefined)[] | undefined;
 }
 
 /**
@@ -219,16 +223,44 @@ export function checkFillOptions(value: FillOptions, vocabSize: number): FillSet
   const filter = checkFilter(options.filter);
   const memory = options.memory !== false;
   const decode = decodeSettings(topK, threshold, filter, memory);
+  const constraints = checkConstraints(options.constraints);
   const { joint, beam } = options;
   checkBoolean('joint', joint);
   if (!joint) {
     if (beam !== undefined) throw bad('beam only applies to joint decoding; pass joint: true with it');
-    return { decode, joint: null };
+    return { decode, joint: null, constraints };
   }
   const width = beam ?? DEFAULT_BEAM;
   if (!Number.isInteger(width) || width < 1 || width > MAX_BEAM)
     throw bad(`beam must be an integer from 1 to ${MAX_BEAM}, got ${show(beam)}`);
-  return { decode, joint: { beam: width, topK, threshold, decode: decodeSettings(width, 0, filter, memory) } };
+  return {
+    decode,
+    joint: { beam: width, topK, threshold, decode: decodeSettings(width, 0, filter, memory) },
+    constraints,
+  };
+}
+
+/**
+ * fill's `constraints`: an array with, per mask, a pinyin constraint string ("shang4", "平") or
+ * null/undefined; copied, so a caller changing the array later changes nothing. What each string
+ * says is judged against the text's masks (pinyin.ts).
+ */
+function checkConstraints(value: unknown): (string | null | undefined)[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) {
+    throw bad(`constraints must be an array with a pinyin constraint (or null) per mask, got ${show(value)}`);
+  }
+  const copy = Array.from(value as unknown[]);
+  copy.forEach((entry, index) => {
+    if (entry === null || entry === undefined) return;
+    if (typeof entry !== 'string' || entry.length > MAX_CONSTRAINT_LENGTH) {
+      throw bad(
+        `constraints[${index}] must be a syllable such as "shang", "shang4" or "shàng", or "平" / "仄" ` +
+          `(at most ${MAX_CONSTRAINT_LENGTH} characters), or null; got ${show(entry)}`,
+      );
+    }
+  });
+  return copy as (string | null | undefined)[];
 }
 
 function decodeSettings(

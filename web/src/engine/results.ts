@@ -40,6 +40,7 @@ export function masksOf(
   rows: CachedRows,
   vocab: readonly string[],
   sourceOf: (text: number, unit: number) => CandidateSource | undefined,
+  pinyinOf: (token: string, maskIndex: number) => string[],
 ): FillMask[] {
   return rows.map((row, index) => {
     const start = item.offsets[2 * item.maskPositions[index]!]!;
@@ -50,7 +51,13 @@ export function masksOf(
       const token = vocab[id]!;
       const hit = row.src?.[k];
       const source = hit ? sourceOf(hit[0], hit[1]) : undefined;
-      return { token, score: row.p[k]!, sequence: before + token + after, ...(source ? { source } : {}) };
+      return {
+        token,
+        score: row.p[k]!,
+        sequence: before + token + after,
+        ...(source ? { source } : {}),
+        pinyin: pinyinOf(token, index),
+      };
     });
     return { index, start, end, candidates, other: row.other };
   });
@@ -67,6 +74,7 @@ export function wordsOf(
   topK: number,
   threshold: number,
   vocab: readonly string[],
+  pinyinOf: (tokens: readonly string[], maskIndices: readonly number[]) => string[],
 ): FillWord[] {
   return words.map(({ maskIndices, fills }) => {
     const start = masks[maskIndices[0]!]!.start;
@@ -77,7 +85,8 @@ export function wordsOf(
       .map(({ ids, score }) => {
         const tokens = ids.map((id) => vocab[id]!);
         const word = tokens.join('');
-        return { text: word, tokens, score, sequence: text.slice(0, start) + word + text.slice(end) };
+        const sequence = text.slice(0, start) + word + text.slice(end);
+        return { text: word, tokens, score, sequence, pinyin: pinyinOf(tokens, maskIndices) };
       });
     return { start, end, maskIndices, candidates };
   });
