@@ -118,7 +118,11 @@ export function loadMemory(
     throw new TiankongError(
       'BAD_MODEL',
       `tiankong: ${where}: ${manifest.memory!.file}: ` +
-        `${describe(error).replace(/^Memory /, '')}; rebuild it for this model (scripts/build-memory) or load ` +
+        // The core's message may already say to rebuild it: said once, here, with the alternative.
+        `${describe(error)
+          .replace(/^Memory (\[[a-z-]+\]: )?/, '')
+          .replace(/; rebuild it for this model with scripts\/build-memory$/, '')}; ` +
+        'rebuild it for this model (scripts/build-memory) or load ' +
         'the model without it: createFillMask({ memory: false })',
     );
   }

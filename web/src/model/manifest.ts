@@ -17,15 +17,88 @@ export const MANIFEST_FILE = 'model.json';
 export const MAX_FILE_BYTES = 2 ** 31 - 1;
 /** The longest max_length accepted (far beyond any BERT position table; long inputs use windows). */
 const MAX_LENGTH_LIMIT = 2 ** 20;
+/**
+ * The shortest max_length accepted: [CLS], [SEP] and 6 tokens of text, i.e. a [MASK] with a few
+ * characters around it. 3 tokens hold a lone [MASK] and no context, which no fill can use, so a
+ * smaller value is a typo rather than a model. The same floor as window.size.
+ */
+export const MIN_MAX_LENGTH = 8;
+/** The largest vocabulary: the core's output layer (head.bin) holds at most 2^24 rows. */
+const MAX_VOCAB = 2 ** 24;
+/** The widest hidden state: the core's output layer (head.bin) reads at most 16384 columns. */
+const MAX_HIDDEN = 16384;
+/** Far beyond any BERT (BERT-large has 24 layers): a larger value is a typo or another file's number. */
+const MAX_LAYERS = 256;
+/** The special tokens the tokenizer and the decoder read (all required, no others). */
+const SPECIAL_TOKENS = ['pad', 'unk', 'cls', 'sep', 'mask'] as const;
+/** The graph inputs the runtime feeds (engine/session.ts); a model.json naming another is from another runtime. */
+const GRAPH_INPUTS = ['input_ids', 'inputs_embeds', 'attention_mask', 'token_type_ids', 'mask_positions'];
 
 function bad(where: string, problem: string): TiankongError {
   return new TiankongError('BAD_MODEL', `tiankong: ${where}: ${problem}`);
 }
 
-/** A manifest value as messages show it (short, quoted). */
+/**
+ * A manifest value as messages show it (short, quoted). Numbers are written as JavaScript writes
+ * them (JSON would show NaN as null), and a value JSON cannot write (a BigInt, a cycle, in a
+ * manifest given as an object) still gets a message instead of a TypeError.
+ */
 function shown(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
+  let text: string;
+  if (typeof value === 'number') text = String(value);
+  else if (typeof value === 'bigint') text = `${value}n`;
+  else {
+    try {
+      text = JSON.stringify(value) ?? String(value);
+    } catch {
+      text = Object.prototype.toString.call(value);
+    }
+  }
   return text.length > 80 ? `${text.slice(0, 80)}…` : text;
+}
+
+/** What a message says was found: the value and, where its text hides it, its kind ("4" is a string). */
+function found(value: unknown): string {
+  if (value === undefined) return 'nothing (the field is missing)';
+  const kind =
+    typeof value === 'string'
+      ? 'a string'
+      : typeof value === 'boolean'
+        ? 'a boolean'
+        : Array.isArray(value)
+          ? 'a list'
+          : typeof value === 'object' && value !== null
+            ? 'an object'
+            : null;
+  return kind ? `${shown(value)} (${kind})` : shown(value);
+}
+
+/** `value` as an object with fields (not null, not a list), else BAD_MODEL naming the field and its shape. */
+function record(value: unknown, field: string, shape: string, where: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw bad(where, `${field} must be an object (${shape}), got ${found(value)}`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** `value` as an integer in [min, max], else BAD_MODEL naming the field, the range and why. */
+function integer(value: unknown, field: string, min: number, max: number, why: string, where: string): number {
+  if (!Number.isInteger(value) || (value as number) < min || (value as number) > max) {
+    throw bad(where, `${field} must be an integer from ${min} to ${max} (${why}), got ${found(value)}`);
+  }
+  return value as number;
+}
+
+/** Like `integer`, for a field that may be absent (undefined when it is). */
+function optionalInteger(
+  value: unknown,
+  field: string,
+  min: number,
+  max: number,
+  why: string,
+  where: string,
+): number | undefined {
+  return value === undefined ? undefined : integer(value, field, min, max, why, where);
 }
 
 /**
@@ -49,44 +122,68 @@ export function parseManifest(text: string, where: string): ModelManifest {
   return checkManifest(value, where);
 }
 
-/** Checks an already-parsed manifest object. Throws BAD_MODEL naming the first problem. */
+/**
+ * Checks an already-parsed manifest object: every field the runtime reads has its type and range
+ * (a message names the field, what it must be and what it is), and so does every file entry, the
+ * ones no role names included. Sizes that other files also state (model.onnx's tables, head.bin,
+ * memory.bin) are compared with them once they are read (load.ts). Nothing is changed; the value
+ * is returned as the checked manifest. Throws BAD_MODEL naming the first problem.
+ */
 export function checkManifest(value: unknown, where: string): ModelManifest {
-  if (typeof value !== 'object' || value === null) throw bad(where, 'manifest must be a JSON object');
-  const m = value as Partial<ModelManifest>;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw bad(where, `the manifest must be a JSON object ({ "format": "${MANIFEST_FORMAT}", … }), got ${found(value)}`);
+  }
+  const m = value as Partial<ModelManifest> & Record<string, unknown>;
   if (m.format !== MANIFEST_FORMAT) {
     throw bad(
       where,
-      `format is ${JSON.stringify(m.format)}, expected "${MANIFEST_FORMAT}" (export the model with scripts/export-model)`,
+      `format is ${m.format === undefined ? 'missing' : found(m.format)}, expected "${MANIFEST_FORMAT}" ` +
+        '(export the model with scripts/export-model)',
     );
   }
-  if (!Number.isInteger(m.architecture?.vocab_size) || m.architecture!.vocab_size <= 0) {
-    throw bad(where, 'architecture.vocab_size must be a positive integer');
+  if (typeof m.name !== 'string' || m.name === '') {
+    throw bad(where, `name must be the model's name (a non-empty string, shown by stats()), got ${found(m.name)}`);
   }
-  if (!Number.isInteger(m.max_length) || m.max_length! < 3 || m.max_length! > MAX_LENGTH_LIMIT) {
-    throw bad(where, `max_length must be an integer from 3 to ${MAX_LENGTH_LIMIT}, got ${shown(m.max_length)}`);
-  }
-  if (typeof m.tokenizer?.vocab !== 'string') throw bad(where, 'tokenizer.vocab (the vocab file name) is missing');
-  if (!Array.isArray(m.inputs)) throw bad(where, 'inputs must be a list of graph input names');
-  if ((m.logits !== 'mask-only' && m.logits !== 'core') || !m.inputs.includes('mask_positions')) {
+  const vocabSize = checkArchitecture(m.architecture, where);
+  integer(
+    m.max_length,
+    'max_length',
+    MIN_MAX_LENGTH,
+    MAX_LENGTH_LIMIT,
+    `the longest input in tokens, [CLS] and [SEP] included; under ${MIN_MAX_LENGTH} no sentence fits around a [MASK]`,
+    where,
+  );
+  const tokenizer = record(m.tokenizer, 'tokenizer', '{ "vocab": "vocab.txt", "lowercase": false, … }', where);
+  if (typeof tokenizer['vocab'] !== 'string') {
     throw bad(
       where,
-      `the model computes ${m.logits ?? 'unknown'} logits without a mask_positions input; tiankong ` +
-        'needs the mask-only or core export (scripts/export-model without --full-logits)',
+      `tokenizer.vocab must be the vocabulary's file name (a string such as "vocab.txt"), got ${found(tokenizer['vocab'])}`,
     );
   }
-  if (m.logits === 'core' && (typeof m.head?.file !== 'string' || !['int8', 'f16', 'f32'].includes(m.head.dtype))) {
+  for (const flag of ['lowercase', 'strip_accents', 'clean_text', 'handle_chinese_chars']) {
+    if (typeof tokenizer[flag] !== 'boolean') {
+      throw bad(where, `tokenizer.${flag} must be true or false (a JSON boolean), got ${found(tokenizer[flag])}`);
+    }
+  }
+  checkInterface(m, where);
+  const headShape = '{ "file": "head.bin", "dtype": "int8" | "f16" | "f32" }';
+  const headIsWellFormed = typeof m.head?.file === 'string' && ['int8', 'f16', 'f32'].includes(m.head.dtype);
+  if (m.logits === 'core' && !headIsWellFormed) {
     throw bad(
       where,
-      'a "core" model needs head: { "file": "head.bin", "dtype": "int8" | "f16" | "f32" } ' +
-        '(scripts/export-model --graph core)',
+      `a "core" model needs head: ${headShape} (scripts/export-model --graph core), got ${found(m.head)}`,
     );
+  }
+  if (m.head !== undefined && !headIsWellFormed) {
+    // Only a core model reads it, but a broken block means a broken or hand-edited export.
+    throw bad(where, `head must be ${headShape}, got ${found(m.head)}`);
   }
   if (
     m.window !== undefined &&
     !(
       Number.isInteger(m.window?.size) &&
       Number.isInteger(m.window?.threshold) &&
-      m.window.size >= 8 &&
+      m.window.size >= MIN_MAX_LENGTH &&
       m.window.size <= m.max_length! &&
       m.window.threshold >= m.window.size &&
       (m.window.whole_up_to === undefined ||
@@ -98,12 +195,169 @@ export function checkManifest(value: unknown, where: string): ModelManifest {
     throw bad(
       where,
       'window must be { "threshold": N, "size": M[, "whole_up_to": W] } with 8 ≤ size ≤ max_length, ' +
-        'threshold ≥ size and threshold ≤ whole_up_to ≤ max_length',
+        `threshold ≥ size and threshold ≤ whole_up_to ≤ max_length (max_length is ${m.max_length}), got ${found(m.window)}`,
     );
   }
-  for (const name of ['pad', 'unk', 'cls', 'sep', 'mask'] as const) {
-    if (!Number.isInteger(m.special_tokens?.[name])) throw bad(where, `special_tokens.${name} is missing`);
+  checkSpecialTokens(m.special_tokens, vocabSize, tokenizer['vocab'], where);
+  checkFiles(m as ModelManifest, where);
+  for (const field of ['quantization', 'source'] as const) {
+    // Informational (how the model was made), but a list or a number here means a broken export.
+    if (m[field] !== undefined) record(m[field], field, 'what scripts/export-model wrote', where);
   }
+  return m as ModelManifest;
+}
+
+/** architecture: the sizes the runtime and the other files rely on. Returns vocab_size. */
+function checkArchitecture(value: unknown, where: string): number {
+  const arch = record(value, 'architecture', '{ "type": "bert", "vocab_size": …, "hidden_size": …, … }', where);
+  if (typeof arch['type'] !== 'string') {
+    throw bad(where, `architecture.type must be a string (the model family, "bert"), got ${found(arch['type'])}`);
+  }
+  const vocabSize = integer(
+    arch['vocab_size'],
+    'architecture.vocab_size',
+    1,
+    MAX_VOCAB,
+    'the number of tokens in the vocabulary; the core reads at most 2^24',
+    where,
+  );
+  const hidden = optionalInteger(
+    arch['hidden_size'],
+    'architecture.hidden_size',
+    1,
+    MAX_HIDDEN,
+    "the width of the hidden states; the core's output layer reads at most 16384",
+    where,
+  );
+  optionalInteger(
+    arch['num_hidden_layers'],
+    'architecture.num_hidden_layers',
+    1,
+    MAX_LAYERS,
+    `the number of transformer layers; BERT-large has 24, ${MAX_LAYERS} is far beyond any model a device runs`,
+    where,
+  );
+  const heads = optionalInteger(
+    arch['num_attention_heads'],
+    'architecture.num_attention_heads',
+    1,
+    hidden ?? MAX_HIDDEN,
+    'at most one per hidden unit',
+    where,
+  );
+  if (heads !== undefined && hidden !== undefined && hidden % heads !== 0) {
+    throw bad(
+      where,
+      `architecture.num_attention_heads must divide architecture.hidden_size ${hidden} (every head gets an equal ` +
+        `share of the hidden state), got ${heads}`,
+    );
+  }
+  optionalInteger(
+    arch['intermediate_size'],
+    'architecture.intermediate_size',
+    1,
+    16 * MAX_HIDDEN,
+    'the feed-forward width; BERT uses 4 × hidden_size',
+    where,
+  );
+  optionalInteger(
+    arch['max_position_embeddings'],
+    'architecture.max_position_embeddings',
+    1,
+    MAX_LENGTH_LIMIT,
+    'the rows of the position table, the longest input the model was built for',
+    where,
+  );
+  // Informational (the export reads them from the checkpoint; the graph already has their effect).
+  for (const field of ['layer_norm_position', 'ffn_type']) {
+    if (arch[field] !== undefined && typeof arch[field] !== 'string') {
+      throw bad(where, `architecture.${field} must be a string, got ${found(arch[field])}`);
+    }
+  }
+  if (arch['projection_bias'] !== undefined && typeof arch['projection_bias'] !== 'boolean') {
+    throw bad(where, `architecture.projection_bias must be true or false, got ${found(arch['projection_bias'])}`);
+  }
+  return vocabSize;
+}
+
+/** inputs, logits and outputs: the graph interface the runtime feeds and reads. */
+function checkInterface(m: Partial<ModelManifest> & Record<string, unknown>, where: string): void {
+  const inputs: unknown = m.inputs;
+  if (!Array.isArray(inputs) || inputs.length === 0 || !inputs.every((i) => typeof i === 'string')) {
+    throw bad(
+      where,
+      `inputs must be a list of the graph's input names (strings such as "input_ids"), got ${found(inputs)}`,
+    );
+  }
+  for (const [i, name] of inputs.entries()) {
+    if (!GRAPH_INPUTS.includes(name)) {
+      throw bad(
+        where,
+        `inputs lists ${shown(name)}, which is not an input tiankong feeds (${GRAPH_INPUTS.join(', ')})`,
+      );
+    }
+    if (inputs.indexOf(name) !== i) throw bad(where, `inputs lists ${shown(name)} twice`);
+  }
+  if ((m.logits !== 'mask-only' && m.logits !== 'core') || !inputs.includes('mask_positions')) {
+    throw bad(
+      where,
+      `the model computes ${typeof m.logits === 'string' ? m.logits : 'unknown'} logits without a mask_positions input; ` +
+        'tiankong needs the mask-only or core export (scripts/export-model without --full-logits)',
+    );
+  }
+  const [first, output] = m.logits === 'core' ? ['inputs_embeds', 'hidden'] : ['input_ids', 'logits'];
+  if (!inputs.includes(first)) {
+    throw bad(where, `inputs must list "${first}" (a ${m.logits} model takes it), got ${found(inputs)}`);
+  }
+  const outputs: unknown = m.outputs;
+  if (!Array.isArray(outputs) || !outputs.every((o) => typeof o === 'string') || !outputs.includes(output)) {
+    throw bad(
+      where,
+      `outputs must be a list of the graph's output names that holds "${output}" (what a ${m.logits} model ` +
+        `is read from; scripts/export-model writes ["${output}"]), got ${found(outputs)}`,
+    );
+  }
+}
+
+/** special_tokens: the five ids the tokenizer and decoder use, each a distinct token of the vocabulary. */
+function checkSpecialTokens(value: unknown, vocabSize: number, vocabFile: string, where: string): void {
+  const special = record(value, 'special_tokens', '{ "pad": 0, "unk": 1, "cls": 2, "sep": 3, "mask": 4 }', where);
+  const names = new Map<number, string>();
+  for (const name of SPECIAL_TOKENS) {
+    const id = integer(
+      special[name],
+      `special_tokens.${name}`,
+      0,
+      vocabSize - 1,
+      `a token id of the ${vocabSize}-token vocabulary, architecture.vocab_size`,
+      where,
+    );
+    const other = names.get(id);
+    if (other !== undefined) {
+      throw bad(
+        where,
+        `special_tokens.${other} and special_tokens.${name} are both ${id}; each is a different line of ${vocabFile}`,
+      );
+    }
+    names.set(id, name);
+  }
+  for (const name of Object.keys(special)) {
+    if (!(SPECIAL_TOKENS as readonly string[]).includes(name)) {
+      throw bad(
+        where,
+        `special_tokens has ${shown(name)}: ${shown(special[name])}, which tiankong does not read ` +
+          `(it reads ${SPECIAL_TOKENS.join(', ')}); remove it`,
+      );
+    }
+  }
+}
+
+/**
+ * The files model.json names (model.onnx, tokenizer.vocab, head.file, memory.file) and the
+ * entries of `files`: each named file is a plain name, has one role and an entry; every entry,
+ * named or not, is a plain name with a well-formed sha256 and size.
+ */
+function checkFiles(m: ModelManifest, where: string): void {
   // Every file the runtime reads, with the model.json field that names it.
   const files: [field: string, name: string][] = [
     ['the model graph', MODEL_FILE],
@@ -112,10 +366,14 @@ export function checkManifest(value: unknown, where: string): ModelManifest {
   if (m.logits === 'core') files.push(['head.file', m.head!.file]);
   if (m.memory !== undefined) {
     if (typeof m.memory !== 'object' || m.memory === null || typeof m.memory.file !== 'string') {
-      throw bad(where, 'memory must be an object naming its file ({ "file": "memory.bin", ... })');
+      throw bad(
+        where,
+        `memory must be an object naming its file ({ "file": "memory.bin", ... }), got ${found(m.memory)}`,
+      );
     }
     files.push(['memory.file', m.memory.file]);
   }
+  const listed = record(m.files, 'files', '{ "model.onnx": { "sha256": …, "bytes": … }, … }', where);
   const seen = new Map<string, string>();
   for (const [field, file] of files) {
     checkFileName(file, field, where);
@@ -125,7 +383,12 @@ export function checkManifest(value: unknown, where: string): ModelManifest {
     seen.set(file, field);
     checkFileEntry(m.files, file, where);
   }
-  return m as ModelManifest;
+  // The entries no role names: not read, but a wrong size or digest there means a broken export.
+  for (const file of Object.keys(listed)) {
+    if (seen.has(file)) continue;
+    checkFileName(file, 'a key of files', where);
+    checkFileEntry(m.files, file, where);
+  }
 }
 
 /**
@@ -152,14 +415,16 @@ function checkFileEntry(files: ModelManifest['files'] | undefined, file: string,
     throw bad(where, `${field} is missing: model.json must list every file it names with its sha256 and bytes`);
   }
   const entry = files[file] as { sha256?: unknown; bytes?: unknown } | null;
-  if (typeof entry !== 'object' || entry === null) throw bad(where, `${field} must be { "sha256": …, "bytes": … }`);
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+    throw bad(where, `${field} must be { "sha256": …, "bytes": … }, got ${found(entry)}`);
+  }
   if (typeof entry.sha256 !== 'string' || !/^[0-9a-fA-F]{64}$/.test(entry.sha256)) {
-    throw bad(where, `${field}.sha256 must be the file's SHA-256 as 64 hex digits, got ${shown(entry.sha256)}`);
+    throw bad(where, `${field}.sha256 must be the file's SHA-256 as 64 hex digits, got ${found(entry.sha256)}`);
   }
   if (!Number.isInteger(entry.bytes) || (entry.bytes as number) < 1 || (entry.bytes as number) > MAX_FILE_BYTES) {
     throw bad(
       where,
-      `${field}.bytes must be the file's size, an integer from 1 to ${MAX_FILE_BYTES}, got ${shown(entry.bytes)}`,
+      `${field}.bytes must be the file's size, an integer from 1 to ${MAX_FILE_BYTES}, got ${found(entry.bytes)}`,
     );
   }
 }

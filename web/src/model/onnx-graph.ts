@@ -1,8 +1,10 @@
 /**
- * What the runtime reads from model.onnx itself before handing it to ONNX Runtime: the size of the
- * graph's position-embedding table, so a model.json whose max_length is longer than the graph can
- * read is refused at load (BAD_MODEL) instead of failing at the first long input with ONNX
- * Runtime's own error (and its stderr output).
+ * What the runtime reads from model.onnx itself before handing it to ONNX Runtime: the shapes of
+ * the graph's weight tables, so a model.json whose sizes disagree with the graph (another model's
+ * model.json, a hand edit) is refused at load (BAD_MODEL naming both numbers) instead of failing
+ * later with ONNX Runtime's own error (and its stderr output): the position table's rows against
+ * max_length and max_position_embeddings, table widths against hidden_size, the word table and the
+ * output bias against vocab_size, the layer count against num_hidden_layers (load.ts compares).
  *
  * A minimal protobuf walk: ModelProto.graph (field 7) → GraphProto.initializer (field 5, repeated
  * TensorProto) → TensorProto.dims (field 1, int64, packed or not) and name (field 8). Every other
@@ -12,9 +14,6 @@
  */
 import { TiankongError } from '../errors.js';
 import type { ModelManifest } from '../types.js';
-
-/** The position-embedding initializer of a BERT export (…embeddings.position_embeddings.weight). */
-const POSITION_TABLE = /position_embeddings/;
 
 /** Thrown inside the reader for malformed bytes; never leaves this module. */
 class Malformed extends Error {}
@@ -69,8 +68,12 @@ class Reader {
   }
 }
 
-/** The dims of the first initializer whose name matches `pattern`, or null (none, or not readable). */
-export function initializerDims(modelBytes: Uint8Array, pattern: RegExp): number[] | null {
+/**
+ * Every initializer of the graph as name → dims, in file order; null when the bytes are not a
+ * readable ModelProto (ONNX Runtime then gives its own error).
+ */
+export function graphInitializers(modelBytes: Uint8Array): Map<string, number[]> | null {
+  const found = new Map<string, number[]>();
   try {
     const model = new Reader(modelBytes, 0, modelBytes.byteLength);
     while (!model.done) {
@@ -100,37 +103,98 @@ export function initializerDims(modelBytes: Uint8Array, pattern: RegExp): number
           } else if (tKey === ((8 << 3) | 2)) name = tensor.text(tensor.span());
           else tensor.skip(tKey & 7);
         }
-        if (pattern.test(name)) return dims;
+        if (!found.has(name)) found.set(name, dims);
       }
     }
   } catch (error) {
     if (error instanceof Malformed) return null;
     throw error;
   }
-  return null;
+  return found;
+}
+
+/** A weight table of the graph: [rows, width]. */
+export interface GraphTable {
+  /** The initializer's name (messages show it). */
+  name: string;
+  rows: number;
+  width: number;
+}
+
+/** What model.onnx's initializers show of the architecture; a field is absent where the graph does not show it. */
+export interface GraphShapes {
+  /** The position table: one row per position, hidden_size wide. */
+  positions?: GraphTable;
+  /** The word-embedding table of a mask-only graph (a core graph has it in head.bin): one row per token. */
+  words?: GraphTable;
+  /** The MLM output bias of a mask-only graph: one entry per token. */
+  outputBias?: { name: string; size: number };
+  /** Transformer layers, from initializer names "…layer.N.…" when the Ns run 0 … L−1 without a gap. */
+  layers?: number;
+}
+
+/** The position-embedding initializer of a BERT export (…embeddings.position_embeddings.weight[.fp16]). */
+const POSITION_TABLE = /position_embeddings/;
+/**
+ * The word-embedding table, [V, H] (…word_embeddings.weight, with .int8 or .fp16 when stored
+ * quantized): not its per-row or per-column scales, nor a transposed copy (…weight_t, [H, V]).
+ */
+const WORD_TABLE = /word_embeddings\.weight(\.int8|\.fp16)?$/;
+/** The tied decoder's bias (cls.predictions.bias, or …predictions.decoder.bias). */
+const OUTPUT_BIAS = /predictions(\.decoder)?\.bias$/;
+/** A transformer layer's weights: bert.encoder.layer.N.… */
+const LAYER = /(?:^|\.)layer\.(\d+)\./;
+
+/** The shapes model.onnx shows (see GraphShapes), or null when the bytes are not a readable model. */
+export function graphShapes(modelBytes: Uint8Array): GraphShapes | null {
+  const initializers = graphInitializers(modelBytes);
+  if (initializers === null) return null;
+  const shapes: GraphShapes = {};
+  const layers = new Set<number>();
+  const table = (name: string, dims: number[]): GraphTable | undefined =>
+    dims.length === 2 && dims[0]! > 0 && dims[1]! > 1 ? { name, rows: dims[0]!, width: dims[1]! } : undefined;
+  for (const [name, dims] of initializers) {
+    if (!shapes.positions && POSITION_TABLE.test(name)) shapes.positions = table(name, dims);
+    else if (!shapes.words && WORD_TABLE.test(name)) shapes.words = table(name, dims);
+    else if (!shapes.outputBias && OUTPUT_BIAS.test(name) && dims.length === 1 && dims[0]! > 0) {
+      shapes.outputBias = { name, size: dims[0]! };
+    }
+    const layer = LAYER.exec(name);
+    if (layer) layers.add(Number(layer[1]));
+  }
+  // Layer indices with a gap (or not from 0) are some other naming: the count is not shown.
+  if (layers.size > 0 && Math.max(...layers) === layers.size - 1) shapes.layers = layers.size;
+  return shapes;
 }
 
 /**
- * Throws BAD_MODEL when the longest input the graph will be given — max_length, or the window
- * threshold (or whole_up_to) when model.json reads long inputs through windows — is longer than the graph's
- * position-embedding table. Graphs without a recognisable table are not checked.
+ * The longest input the graph will be given and the model.json field that sets it: max_length,
+ * or the window threshold (or whole_up_to) when model.json reads long inputs through windows.
  */
-export function checkPositionTable(modelBytes: Uint8Array, manifest: ModelManifest, where: string): void {
-  const dims = initializerDims(modelBytes, POSITION_TABLE);
-  if (dims === null || dims.length !== 2 || !(dims[0]! > 0)) return;
-  const positions = dims[0]!;
+export function longestInput(manifest: ModelManifest): { length: number; field: string } {
   const window = manifest.window;
   const longest = Math.min(
     manifest.max_length,
     window ? Math.max(window.threshold, window.whole_up_to ?? 0) : Infinity,
   );
-  if (longest > positions) {
-    const field =
-      longest === manifest.max_length
-        ? `max_length ${manifest.max_length}`
-        : longest === window?.threshold
-          ? `window.threshold ${longest}`
-          : `window.whole_up_to ${longest}`;
+  const field =
+    longest === manifest.max_length
+      ? `max_length ${manifest.max_length}`
+      : longest === window?.threshold
+        ? `window.threshold ${longest}`
+        : `window.whole_up_to ${longest}`;
+  return { length: longest, field };
+}
+
+/**
+ * Throws BAD_MODEL when the longest input the graph will be given (longestInput) is longer than
+ * the graph's position-embedding table. Graphs without a recognisable table are not checked.
+ */
+export function checkPositionTable(modelBytes: Uint8Array, manifest: ModelManifest, where: string): void {
+  const positions = graphShapes(modelBytes)?.positions?.rows;
+  if (positions === undefined) return;
+  const { length, field } = longestInput(manifest);
+  if (length > positions) {
     throw new TiankongError(
       'BAD_MODEL',
       `tiankong: ${where}: model.json's ${field} is longer than model.onnx can read ` +
