@@ -20,6 +20,10 @@ Usage:
   tiankong tokenize [--vocab PATH [--lowercase] [--max-length N] | -m DIR] [--truncate] [--json] [TEXT ...]
   tiankong --help | --version
 
+A [MASK] may say how it sounds: [MASK:shang] (that syllable, any tone), [MASK:shang4] or
+[MASK:shàng] (that tone; ü as ü, v or u:), [MASK:平] / [MASK:仄] (tones 1-2 / 3-4 of 中华新韵; a
+polyphone matches if any reading does). Candidates show their pinyin, likeliest reading first.
+
 Each TEXT (or, without TEXT, each line of stdin) is one input, in UTF-8 (a line or argument in
 another encoding, e.g. GBK or UTF-16, is refused with NOT_UTF8 and how to convert it). Empty
 lines at the end of stdin are not inputs; a line longer than 1 MiB is refused (TOO_LONG) unread.
@@ -237,7 +241,7 @@ const plain = (message) =>
   CLI_NAMES.reduce((text, [pattern, name]) => text.replace(pattern, name), message.replace(/^tiankong: /, ''));
 
 /** Errors of one input: reported for that input, the run goes on (exit status 2). */
-const INPUT_ERRORS = new Set(['EMPTY_INPUT', 'NO_MASK', 'TOO_LONG', 'NOT_UTF8']);
+const INPUT_ERRORS = new Set(['EMPTY_INPUT', 'NO_MASK', 'TOO_LONG', 'NOT_UTF8', 'BAD_INPUT']);
 
 /**
  * Runs `each` on the text of every input. A bad input (refused by the CLI, e.g. NOT_UTF8, or by
@@ -334,10 +338,13 @@ async function fill(values, run) {
 function formatFill(result, explained = []) {
   const lines = [result.text];
   for (const mask of result.masks) {
-    lines.push(`  [MASK] #${mask.index + 1} at ${mask.start}–${mask.end}${result.cached ? ' (cached)' : ''}`);
+    const constraint = mask.constraint ? ` sounding ${mask.constraint}` : '';
+    lines.push(
+      `  [MASK] #${mask.index + 1} at ${mask.start}–${mask.end}${constraint}${result.cached ? ' (cached)' : ''}`,
+    );
     mask.candidates.forEach((c, rank) => {
       lines.push(
-        `    ${String(rank + 1).padStart(2)}  ${c.token}\t${(100 * c.score).toFixed(2).padStart(6)}%  ${c.sequence}`,
+        `    ${String(rank + 1).padStart(2)}  ${c.token}${readings(c.pinyin)}\t${(100 * c.score).toFixed(2).padStart(6)}%  ${c.sequence}`,
       );
       if (c.source) lines.push(`          出处: ${formatSource(c.source)}`);
     });
@@ -349,10 +356,18 @@ function formatFill(result, explained = []) {
       `  word #${w + 1}: [MASK] #${word.maskIndices.map((i) => i + 1).join('–#')} at ${word.start}–${word.end} (joint)`,
     );
     word.candidates.forEach((c, rank) => {
-      lines.push(`    ${String(rank + 1).padStart(2)}  ${c.text}\t${percent(c.score)}  ${c.sequence}`);
+      lines.push(
+        `    ${String(rank + 1).padStart(2)}  ${c.text}${readings([c.pinyin.join(' ')])}\t${percent(c.score)}  ${c.sequence}`,
+      );
     });
   }
   return `${lines.join('\n')}\n\n`;
+}
+
+/** " shàng/shang/shǎng" (at most three readings, likeliest first), "" for a token without one. */
+function readings(pinyin) {
+  const shown = (pinyin ?? []).filter((r) => r.trim() !== '').slice(0, 3);
+  return shown.length ? ` ${shown.join('/')}` : '';
 }
 
 /** 李白《静夜思》（千家诗）：床前明月光，疑是地上霜。 — or 成语：掩耳盗铃 */

@@ -49,7 +49,8 @@ describe.skipIf(missing !== null)('tiankong CLI', () => {
           expect(Object.keys(mask).sort()).toEqual(['candidates', 'end', 'index', 'other', 'start']);
           expect(result.text.slice(mask.start, mask.end)).toBe('[MASK]');
           expect(mask.candidates).toHaveLength(3);
-          for (const c of mask.candidates) expect(Object.keys(c).sort()).toEqual(['score', 'sequence', 'token']);
+          for (const c of mask.candidates)
+            expect(Object.keys(c).sort()).toEqual(['pinyin', 'score', 'sequence', 'token']);
         }
       }
     }
@@ -146,7 +147,9 @@ describe.skipIf(missing !== null)('tiankong CLI', () => {
   test('human-readable table', async () => {
     const run = await cli(['fill', '--model', model, '--top-k', '2', '[MASK]天']);
     expect(run.status, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^\[MASK\]天\n {2}\[MASK\] #1 at 0–6\n {5}1 {2}\S+\t *\d+\.\d\d% {2}\S+天\n {5}2 /);
+    expect(run.stdout).toMatch(
+      /^\[MASK\]天\n {2}\[MASK\] #1 at 0–6\n {5}1 {2}\S+( \S+)?\t *\d+\.\d\d% {2}\S+天\n {5}2 /,
+    );
     expect(run.stdout).toMatch(/other\t *\d+\.\d\d%/);
   });
 
@@ -160,7 +163,7 @@ describe.skipIf(missing !== null)('tiankong CLI', () => {
       const expected = await tk.fill(text, { joint: true, beam: 3, topK: 2 });
       expect(JSON.parse(json.stdout).words).toEqual(expected.words);
       const table = await cli(['fill', '--joint', '--model', model, '--top-k', '2', text]);
-      expect(table.stdout).toMatch(/word #1: \[MASK\] #1–#2 at 2–14 \(joint\)\n {5}1 {2}\S\S\t/);
+      expect(table.stdout).toMatch(/word #1: \[MASK\] #1–#2 at 2–14 \(joint\)\n {5}1 {2}\S\S( \S+ \S+)?\t/);
       expect(table.stdout).toContain(expected.words![0]!.candidates[0]!.sequence);
       expect(await cli(['fill', '--beam', '2', '--model', model, text])).toMatchObject({
         status: 2,

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { FillMaskModel } from '../../web/src/index.js';
 import { unihanReadings, withToneMark } from '../harness/unihan-reference.mjs';
+import { cli } from './cli-run.js';
 import { type Reference, api, missingPrerequisite, openTinyModel, type TinyModelSetup } from './fixtures.js';
 
 const missing = missingPrerequisite();
@@ -183,6 +184,26 @@ describe.skipIf(missing !== null)('sound constraints with the tiny model', () =>
     expect((await native.fill('疑是地[MASK:shang]霜', { memory: false })).masks[0]!.candidates.length).toBeGreaterThan(
       0,
     );
+  });
+
+  test('CLI: the constraint in the mask header, readings beside candidates, BAD_INPUT per line', async () => {
+    const dir = setup.dir;
+    const table = await cli(['fill', '-m', dir, '--no-memory', '-k', '2', '疑是地[MASK:shang4]霜']);
+    expect(table.status).toBe(0);
+    expect(table.stdout).toMatch(/\[MASK\] #1 at 3–16 sounding shàng\n {5}1 {2}\S shàng(\/\S+)*\t/);
+    const json = await cli(
+      ['fill', '-m', dir, '--no-memory', '--json'],
+      '疑是地[MASK:shang]霜\n疑是地[MASK:shangg]霜\n',
+    );
+    expect(json.status).toBe(2);
+    const [ok, bad] = json.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(ok.masks[0].constraint).toBe('shang');
+    expect(ok.masks[0].candidates[0].pinyin.length).toBeGreaterThan(0);
+    expect(bad.error.code).toBe('BAD_INPUT');
+    expect(json.stderr).toMatch(/line 2: blank 1 \(\[MASK:shangg\]\): "shangg" is not a pinyin syllable/);
   });
 
   test('a bracketed word that is not a constraint is text, as before', async () => {

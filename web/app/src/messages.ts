@@ -26,6 +26,12 @@ export const MESSAGES: Record<AppErrorCode, UserMessage> = {
     retry: false,
   },
   TOO_LONG: { title: '句子太长了', advice: '模型一次只能读有限长度的文字，请删短一些或分成几句再试。', retry: false },
+  BAD_INPUT: {
+    title: '读音要求无法满足',
+    advice:
+      '[MASK:…] 里写的读音有误：写拼音（如 [MASK:shang]、[MASK:shang4] 或 [MASK:shàng]，ü 可写作 v），或写 [MASK:平] / [MASK:仄]。',
+    retry: false,
+  },
   BAD_OPTION: { title: '选项无效', advice: '请检查“选项”里的设置后重试。', retry: false },
   BAD_MODEL: {
     title: '模型文件无法使用',

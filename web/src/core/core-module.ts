@@ -187,7 +187,7 @@ export interface WasmDecoder {
     vocabSize: number,
     ids: Int32Array | undefined,
     maskPositions: Int32Array | undefined,
-    allowed: (Uint8Array | null)[] | undefined,
+    allowed?: (Uint8Array | null)[],
   ): DecodedRow[];
   delete(): void;
 }
