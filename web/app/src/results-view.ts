@@ -80,6 +80,19 @@ function sourceLine(source: CandidateSource): HTMLElement {
  * Renders one card per mask into `container`. `pressed(i)` is the candidate shown as picked for
  * mask i (-1: none); `onChoose(mask, candidate)` is called when the user picks another.
  */
+/**
+ * The candidate's character with its likeliest reading above it (ruby, as pinyin is printed);
+ * every reading in the tooltip. A token without a reading is the token alone.
+ */
+function tokenWithReading(token: string, pinyin: readonly string[]): HTMLElement {
+  if (pinyin.length === 0) return el('span', 'candidate-token', token);
+  const ruby = el('ruby', 'candidate-token', token);
+  const rt = el('rt', 'candidate-pinyin', pinyin[0]);
+  ruby.append(rt);
+  ruby.title = pinyin.join(' / ');
+  return ruby;
+}
+
 export function renderMaskResults(
   container: HTMLElement,
   result: ShownResult,
@@ -97,6 +110,14 @@ export function renderMaskResults(
       el('span', '', result.masks.length > 1 ? `第 ${maskIndex + 1} 处` : '候选'),
       maskContext(result, maskIndex),
     );
+    if (mask.constraint) {
+      const sound =
+        mask.constraint === '平' || mask.constraint === '仄' ? `${mask.constraint}声` : `读 ${mask.constraint}`;
+      const badge = el('span', 'mask-constraint', sound);
+      badge.dataset.testid = 'mask-constraint';
+      badge.title = '只列出符合这个读音要求的字，概率在这些字之间重新归一';
+      title.append(badge);
+    }
 
     const list = el('ul', mask.unfiltered ? 'candidates unfiltered' : 'candidates');
     if (mask.unfiltered) {
@@ -114,12 +135,13 @@ export function renderMaskResults(
       button.dataset.testid = 'candidate';
       button.dataset.token = candidate.token;
       button.setAttribute('aria-pressed', String(pressed(maskIndex) === candidateIndex));
+      const reading = candidate.pinyin?.[0];
       button.setAttribute(
         'aria-label',
-        `${candidate.token}，概率 ${formatPercent(candidate.score)}${mask.unfiltered ? '（不符合筛选条件）' : ''}，点击填入`,
+        `${candidate.token}${reading ? `（${reading}）` : ''}，概率 ${formatPercent(candidate.score)}${mask.unfiltered ? '（不符合筛选条件）' : ''}，点击填入`,
       );
       button.append(
-        el('span', 'candidate-token', candidate.token),
+        tokenWithReading(candidate.token, candidate.pinyin ?? []),
         bar(candidate.score),
         el('span', 'candidate-score', formatPercent(candidate.score)),
       );

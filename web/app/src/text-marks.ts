@@ -16,8 +16,9 @@ export interface Mark {
 
 // Mirrors the C++ tokenizer's forgiving mask (wasm/src/special_tokens.cc): ASCII, full-width or
 // lenticular (【】, what a Chinese keyboard types) brackets around M-A-S-K in ASCII or full-width
-// Latin letters, any case.
-const MASK_PATTERN = /[[［【][MmＭｍ][AaＡａ][SsＳｓ][KkＫｋ][\]］】]/g;
+// Latin letters, any case; optionally a sound constraint after ":" or "：" of at most 16
+// characters without brackets or line breaks ([MASK:shang4], 【MASK：平】), as the core delimits it.
+const MASK_PATTERN = /[[［【][MmＭｍ][AaＡａ][SsＳｓ][KkＫｋ](?:[:：][^[\]［］【】\n]{0,16})?[\]］】]/gu;
 
 /** Every mask in `text`, in order. */
 export function findMasks(text: string): Mark[] {
