@@ -79,4 +79,24 @@ describe.skipIf(missing !== null)('API option objects', () => {
     // The engine is unharmed.
     expect((await tk.fill(TEXT)).masks[0].candidates).toHaveLength(5);
   });
+
+  test('a filter that can never yield a candidate is BAD_OPTION, not an empty list', async () => {
+    for (const filter of [{ allow: ['[CLS]'] }, { allow: ['[MASK]', '[SEP]'] }, { allow: ['好'], deny: ['好'] }]) {
+      const e = await rejection(() => tk.fill(TEXT, { filter }));
+      expect(e.code, JSON.stringify(filter)).toBe('BAD_OPTION');
+      expect(e.message).toContain('filter leaves no token a [MASK] can be filled with');
+    }
+    // One proposable token among special ones still fills, with just that token.
+    const one = await tk.fill(TEXT, { filter: { allow: ['[CLS]', '好'] } });
+    expect(one.masks[0].candidates.map((c) => c.token)).toEqual(['好']);
+  });
+
+  test('explain of a special token is BAD_OPTION', async () => {
+    for (const token of ['[CLS]', '[MASK]', '[PAD]']) {
+      const e = await rejection(() => tk.explain(TEXT, 0, token));
+      expect(e.code, token).toBe('BAD_OPTION');
+      expect(e.message).toContain('which fill() never proposes');
+    }
+    expect((await tk.explain(TEXT, 0, '好')).token).toBe('好');
+  });
 });

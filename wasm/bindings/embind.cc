@@ -562,6 +562,11 @@ class DecoderHandle {
     return DecodeAllowed(std::move(logits), n_rows, vocab_size, std::move(ids), std::move(masks), val::undefined());
   }
 
+  bool Eligible(double id) const {
+    return id >= 0 && id < vocab_size_ && std::floor(id) == id && decoder_.Eligible(static_cast<int32_t>(id));
+  }
+  double EligibleCount() const { return static_cast<double>(decoder_.EligibleCount()); }
+
   // allowed: undefined, or per row null or a Uint8Array of vocabSize (the blank's constraint).
   val DecodeAllowed(val logits, double n_rows, double vocab_size, val ids, val masks, val allowed) {
     val result = val::undefined();
@@ -887,7 +892,9 @@ EMSCRIPTEN_BINDINGS(tiankong_core) {
   emscripten::class_<DecoderHandle>("Decoder")
       .constructor(&NewDecoder)
       .function("decode", &DecoderHandle::Decode)
-      .function("decode", &DecoderHandle::DecodeAllowed);
+      .function("decode", &DecoderHandle::DecodeAllowed)
+      .function("eligible", &DecoderHandle::Eligible)
+      .function("eligibleCount", &DecoderHandle::EligibleCount);
 
   emscripten::class_<CacheHandle>("FingerprintCache")
       .constructor(&NewCache)

@@ -126,6 +126,14 @@ Decoder::Decoder(const Tokenizer& tokenizer, const DecodeOptions& options) : imp
 
 Decoder::~Decoder() = default;
 
+bool Decoder::Eligible(int32_t id) const {
+  return id >= 0 && static_cast<size_t>(id) < impl_->eligible.size() && impl_->eligible[id] != 0;
+}
+
+size_t Decoder::EligibleCount() const {
+  return static_cast<size_t>(std::count(impl_->eligible.begin(), impl_->eligible.end(), uint8_t{1}));
+}
+
 void Decoder::Impl::DecodeRow(const float* row, size_t vocab_size, const std::vector<CandidateEvidence>* hits,
                               Scratch* scratch, Decoded* decoded) const {
   const simd::RowScan scan = simd::ScanRow(row, vocab_size);

@@ -122,6 +122,19 @@ TEST(Eligibility, FlagsOffAllowAndDeny) {
   EXPECT_EQ(eligible, expected);
 }
 
+TEST(Eligibility, DecoderReportsWhatItMayPropose) {
+  auto tokenizer = MakeTokenizer(8);
+  const Decoder all(*tokenizer, DecodeOptions{});
+  EXPECT_EQ(all.EligibleCount(), 11u);  // w0..w7, <S>, [unused] and ##: no specials, [unusedN] or ## pieces
+  EXPECT_TRUE(all.Eligible(tokenizer->TokenToId("w3")));
+  EXPECT_FALSE(all.Eligible(tokenizer->ClsId()));
+  EXPECT_FALSE(all.Eligible(-1));
+  EXPECT_FALSE(all.Eligible(tokenizer->VocabSize()));
+  DecodeOptions only_specials;
+  only_specials.allow_ids = {tokenizer->ClsId(), tokenizer->TokenToId("##p0")};
+  EXPECT_EQ(Decoder(*tokenizer, only_specials).EligibleCount(), 0u);
+}
+
 TEST(SelectTopK, MatchesFullSortWithTiesAndNegativeInfinity) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> level(-20, 20);

@@ -277,6 +277,11 @@ class Decoder {
   DecodeStatus Decode(const float* logits, size_t n_rows, size_t vocab_size, const MaskContext& context,
                       std::vector<Decoded>* out) const;
 
+  // Whether the options let this decoder propose token `id` (false outside the vocabulary), and
+  // how many tokens they let it propose (0: a filter that can never yield a candidate).
+  bool Eligible(int32_t id) const;
+  size_t EligibleCount() const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -189,6 +189,10 @@ export interface WasmDecoder {
     maskPositions: Int32Array | undefined,
     allowed?: (Uint8Array | null)[],
   ): DecodedRow[];
+  /** Whether the decoder's options let it propose token `id` (no specials, [unusedN], ## pieces; the filter). */
+  eligible(id: number): boolean;
+  /** How many tokens it may propose (0: a filter that can never yield a candidate). */
+  eligibleCount(): number;
   delete(): void;
 }
 

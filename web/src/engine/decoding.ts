@@ -41,7 +41,8 @@ export class Decoders {
 
   /**
    * The decoder for checked settings (the memory is fused when it is loaded and the settings
-   * want it). Throws BAD_OPTION for filter tokens the vocabulary lacks.
+   * want it). Throws BAD_OPTION for filter tokens the vocabulary lacks, and for a filter that
+   * leaves nothing to propose.
    */
   get(settings: DecodeSettings): Decoding {
     const memory = settings.memory ? this.memory : null;
@@ -60,6 +61,15 @@ export class Decoders {
         denyIds,
         ...(memory ? { memory, fusion: this.fusion } : {}),
       });
+      if (decoder.eligibleCount() === 0) {
+        decoder.delete();
+        throw new TiankongError(
+          'BAD_OPTION',
+          'tiankong: filter leaves no token a [MASK] can be filled with: filter.allow holds only special tokens ' +
+            '([CLS], [MASK], …), [unusedN] slots or ## word pieces, or filter.deny removes every allowed token; ' +
+            'allow characters or words of the vocabulary',
+        );
+      }
       decoding = { decoder, fingerprint };
       if (this.decodings.size >= MAX_DECODERS) {
         const [oldest, old] = this.decodings.entries().next().value!;

@@ -186,6 +186,14 @@ export class FillMaskEngine {
           'explain a candidate token that fill() returned',
       );
     }
+    // The default decoder says what fill() can propose at all (no specials, [unusedN], ## pieces).
+    if (!this.decoders.get(checkFillOptions({}, this.tokenizer.vocabSize()).decode).decoder.eligible(candidateId)) {
+      throw new TiankongError(
+        'BAD_OPTION',
+        `tiankong: token ${JSON.stringify(token)} is a special token, an [unusedN] slot or a ## word piece, ` +
+          'which fill() never proposes; explain a candidate token that fill() returned',
+      );
+    }
     const target = item.maskPositions[maskIndex]!;
     const positions = Int32Array.of(target);
     const fingerprint = explainFingerprint(candidateId);
