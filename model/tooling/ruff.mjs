@@ -75,6 +75,7 @@ const workspace = new ruff.Workspace(config, ruff.PositionEncoding.Utf16);
 const files = [
   ...pythonFiles(join(REPO_ROOT, 'model')),
   join(REPO_ROOT, 'scripts', 'gen-unicode-tables'),
+  join(REPO_ROOT, 'scripts', 'gen-shape-table'),
   join(REPO_ROOT, 'tests', 'reliability', 'make-faulty-models.py'),
 ];
 let problems = 0;
