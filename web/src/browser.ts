@@ -2,7 +2,8 @@
  * tiankong browser entry: the same API as the Node entry, but the model runs in a dedicated
  * module Worker (worker.ts) so inference never blocks the page. This file only starts the Worker
  * and proxies the API to it: the model argument is resolved (URLs made absolute, bytes transferred)
- * and each call becomes a request (browser/client.ts: ids, progress, cancellation).
+ * and each call becomes a request (browser/proxy.ts, browser/client.ts: checks, ids, progress,
+ * cancellation) — the same proxy the Node entry puts in front of its worker thread.
  *
  * Every file it needs is named by a literal `new URL('…', import.meta.url)` (the Worker, the core,
  * the packaged default model) or comes from onnxruntime-web's own literal URL (its wasm), so a
@@ -25,19 +26,13 @@
  * ```
  * @packageDocumentation
  */
-import { WorkerClient } from './browser/client.js';
+import { connectWorker } from './browser/client.js';
 import type { WireCreateOptions } from './browser/protocol.js';
+import { proxyModel } from './browser/proxy.js';
 import { checkCreateOptions } from './engine/options.js';
 import { TiankongError, describe } from './errors.js';
 import { isModelBytes } from './model/bytes.js';
-import type {
-  CreateFillMaskOptions,
-  ExplainOptions,
-  ExplainResult,
-  FillMaskModel,
-  FillOptions,
-  FillResult,
-} from './types.js';
+import type { CreateFillMaskOptions, FillMaskModel } from './types.js';
 
 export { TiankongError } from './errors.js';
 export type * from './types.js';
@@ -158,7 +153,7 @@ export async function createFillMask(options: BrowserFillMaskOptions = {}): Prom
   } catch (error) {
     throw new TiankongError('UNSUPPORTED', `tiankong: cannot start the Worker: ${describe(error)}`);
   }
-  const client = new WorkerClient(worker);
+  const client = connectWorker(worker);
   const wire: WireCreateOptions = {
     model,
     files,
@@ -174,41 +169,8 @@ export async function createFillMask(options: BrowserFillMaskOptions = {}): Prom
       { transfer, signal: options.signal, onProgress: options.onProgress },
     );
   } catch (error) {
-    client.fail(error as TiankongError);
+    void client.fail(error as TiankongError);
     throw error;
   }
-  let disposed: Promise<void> | null = null;
-  const wireOptions = (fillOptions: FillOptions = {}) => {
-    const { signal, ...rest } = fillOptions;
-    return { wire: rest, signal };
-  };
-  return {
-    fill(text: string, fillOptions?: FillOptions) {
-      const { wire: o, signal } = wireOptions(fillOptions);
-      return client.request({ type: 'fill', text, options: o }, { signal }) as Promise<FillResult>;
-    },
-    fillBatch(texts: string[], fillOptions?: FillOptions) {
-      const { wire: o, signal } = wireOptions(fillOptions);
-      return client.request({ type: 'fillBatch', texts, options: o }, { signal }) as Promise<FillResult[]>;
-    },
-    explain(text: string, maskIndex: number, token: string, explainOptions: ExplainOptions = {}) {
-      return client.request(
-        { type: 'explain', text, maskIndex, token },
-        { signal: explainOptions?.signal },
-      ) as Promise<ExplainResult>;
-    },
-    stats() {
-      return client.latestStats!;
-    },
-    dispose() {
-      disposed ??= client.request({ type: 'dispose' }).then(
-        () =>
-          client.fail(
-            new TiankongError('DISPOSED', 'tiankong: this model was disposed; create a new one with createFillMask()'),
-          ),
-        () => undefined,
-      );
-      return disposed;
-    },
-  };
+  return proxyModel(client);
 }

@@ -1,7 +1,7 @@
 /**
- * Node only: the pieces the Node entry (index.ts) puts together — the inference runtime
- * (onnxruntime-node or onnxruntime-web), models from local directories, URLs or bytes, and the
- * engine built from them (openNodeEngine).
+ * Node only: the pieces the Node entry's worker thread (node-worker.ts, started by index.ts) puts
+ * together — the inference runtime (onnxruntime-node or onnxruntime-web), models from local
+ * directories, URLs or bytes, and the engine built from them (openNodeEngine).
  *
  * Runtime choice, measured with tests/runtime/bench-node-backends.mjs
  * (bench/results/node-backends.json): onnxruntime-node (native CPU) runs the INT8 model 2.5–3×
@@ -18,7 +18,7 @@ import { loadEngineCore } from './core/engine-core.js';
 import type { LoadedCore } from './core/load-core.js';
 import { FillMaskEngine } from './engine/engine.js';
 import { type CreateSettings, checkCreateOptions, checkModelSource, defaultThreads } from './engine/options.js';
-import type { InferenceRuntime, OrtModule } from './engine/session.js';
+import type { InferenceRuntime, OrtModule, OrtSession } from './engine/session.js';
 import { TiankongError, describe } from './errors.js';
 import { isModelBytes, loadModelFromBytes } from './model/bytes.js';
 import { type LoadModelOptions, type LoadedModel, loadModel } from './model/load.js';
@@ -36,9 +36,11 @@ export const DEFAULT_MODEL_DIR = fileURLToPath(new URL('../model/default/', impo
  */
 export async function openNodeEngine(
   options: CreateFillMaskOptions,
+  guard?: RunGuard,
 ): Promise<{ engine: FillMaskEngine; core: LoadedCore }> {
   const settings = checkCreateOptions(options);
-  const runtime = await createNodeRuntime(settings);
+  const created = await createNodeRuntime(settings);
+  const runtime = guard ? guardedRuntime(created, guard) : created;
   const model = await loadModelInNode(options.model, {
     onProgress: options.onProgress,
     signal: options.signal,
@@ -51,6 +53,33 @@ export async function openNodeEngine(
     core.dispose();
     throw error;
   }
+}
+
+/** Runs `work` (a call into ONNX Runtime) inside whatever the caller needs around it (node-worker.ts). */
+export type RunGuard = <T>(work: () => Promise<T>) => Promise<T>;
+
+/** `runtime` with every session create, run and release passed through `guard`. */
+function guardedRuntime(runtime: InferenceRuntime, guard: RunGuard): InferenceRuntime {
+  const { ort } = runtime;
+  const wrap = (session: OrtSession): OrtSession => ({
+    get inputNames() {
+      return session.inputNames;
+    },
+    get outputNames() {
+      return session.outputNames;
+    },
+    run: (feeds) => guard(() => session.run(feeds)),
+    release: () => guard(() => session.release()),
+  });
+  return {
+    ...runtime,
+    ort: {
+      Tensor: ort.Tensor,
+      InferenceSession: {
+        create: async (model, options) => wrap(await guard(() => ort.InferenceSession.create(model, options))),
+      },
+    },
+  };
 }
 
 /** onnxruntime-web's wasm thread count is per process, fixed when its first session starts. */

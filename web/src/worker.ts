@@ -1,29 +1,23 @@
 /**
  * The tiankong Worker (dedicated module Worker): owns the C++ core, the model and the ONNX
  * Runtime Web session, so inference never blocks the page. Started by browser.ts; speaks
- * browser/protocol.ts. One model per Worker. It stays at the package root (dist/worker.js, the
+ * browser/protocol.ts through browser/host.ts (shared with the Node entry's worker thread,
+ * node-worker.ts). One model per Worker. It stays at the package root (dist/worker.js, the
  * "./worker" export) with the one bare import of the runtime, so hosts that map that import
  * (bundlers, import maps, the app build) find it in one file.
  */
 import * as ort from 'onnxruntime-web/wasm';
-import type { Reply, Request, WireCreateOptions } from './browser/protocol.js';
+import { serveEngine } from './browser/host.js';
+import type { Request, WireCreateOptions } from './browser/protocol.js';
 import { loadEngineCore } from './core/engine-core.js';
 import { FillMaskEngine } from './engine/engine.js';
 import { type CreateSettings, checkCreateOptions, defaultThreads } from './engine/options.js';
 import type { InferenceRuntime, OrtModule } from './engine/session.js';
-import { TiankongError, serializeError } from './errors.js';
 import { isModelBytes, loadModelFromBytes } from './model/bytes.js';
 import { loadModelFromUrl } from './model/url.js';
 import type { LoadProgress } from './types.js';
 
 const scope = self as unknown as DedicatedWorkerGlobalScope;
-let engine: FillMaskEngine | null = null;
-/** Requests in progress, so a `cancel` can abort them. */
-const running = new Map<number, AbortController>();
-
-function post(reply: Reply): void {
-  scope.postMessage(reply);
-}
 
 /**
  * ONNX Runtime Web for checked options: threads only when the page is cross-origin isolated
@@ -87,15 +81,13 @@ async function warmUpOrt(): Promise<void> {
   }
 }
 
-async function create(id: number, options: WireCreateOptions, signal: AbortSignal): Promise<void> {
-  if (engine) throw new TiankongError('BAD_OPTION', 'tiankong: this Worker already holds a model');
+async function create(
+  options: WireCreateOptions,
+  { signal, onProgress }: { signal: AbortSignal; onProgress: (p: LoadProgress) => void },
+): Promise<FillMaskEngine> {
   const settings = checkCreateOptions(options, ['assets', 'files']);
   const runtime = createWorkerRuntime(settings, options.assets?.ort);
-  const progress = {
-    onProgress: (p: LoadProgress) => post({ type: 'progress', id, progress: p }),
-    signal,
-    memory: settings.memory,
-  };
+  const progress = { onProgress, signal, memory: settings.memory };
   // The model's download, the core and ONNX Runtime's start-up overlap (each is seconds on a slow link or CPU).
   const warmUp = warmUpOrt();
   const [model, core] = await Promise.allSettled([
@@ -110,27 +102,11 @@ async function create(id: number, options: WireCreateOptions, signal: AbortSigna
   }
   await warmUp;
   try {
-    engine = await FillMaskEngine.create({ model: model.value, core: core.value, runtime, cache: settings.cache });
+    return await FillMaskEngine.create({ model: model.value, core: core.value, runtime, cache: settings.cache });
   } catch (error) {
     core.value.dispose();
     throw error;
   }
-}
-
-async function handle(request: Request, signal: AbortSignal): Promise<unknown> {
-  if (request.type === 'create') return create(request.id, request.options, signal);
-  if (request.type === 'dispose') {
-    await engine?.dispose();
-    return undefined;
-  }
-  if (!engine) throw new TiankongError('DISPOSED', 'tiankong: no model is loaded in this Worker');
-  if (request.type === 'fill') return engine.fill(request.text, { ...request.options, signal });
-  if (request.type === 'fillBatch') return engine.fillBatch(request.texts, { ...request.options, signal });
-  if (request.type === 'explain') return engine.explain(request.text, request.maskIndex, request.token, { signal });
-  throw new TiankongError(
-    'BAD_OPTION',
-    `tiankong: unknown request ${JSON.stringify((request as { type: unknown }).type)}`,
-  );
 }
 
 /**
@@ -139,21 +115,7 @@ async function handle(request: Request, signal: AbortSignal): Promise<unknown> {
  */
 const isOrtThread = typeof scope.name === 'string' && scope.name.startsWith('em-pthread');
 
-if (!isOrtThread)
-  scope.onmessage = async (event: MessageEvent<Request>) => {
-    const request = event.data;
-    if (request.type === 'cancel') {
-      running.get(request.target)?.abort('superseded');
-      return;
-    }
-    const controller = new AbortController();
-    running.set(request.id, controller);
-    try {
-      const value = await handle(request, controller.signal);
-      post({ type: 'result', id: request.id, value, stats: engine?.stats() ?? null });
-    } catch (error) {
-      post({ type: 'error', id: request.id, error: serializeError(error) });
-    } finally {
-      running.delete(request.id);
-    }
-  };
+if (!isOrtThread) {
+  const onRequest = serveEngine({ post: (reply) => scope.postMessage(reply), create });
+  scope.onmessage = (event: MessageEvent<Request>) => void onRequest(event.data);
+}

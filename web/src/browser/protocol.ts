@@ -1,7 +1,9 @@
 /**
- * Messages between the browser entry (browser.ts and browser/client.ts, main thread) and the Worker (worker.ts).
+ * Messages between an entry's calling thread (client.ts, proxy.ts) and the thread that runs the
+ * engine (host.ts): the browser entry's Worker (browser.ts → worker.ts) and the Node entry's
+ * worker thread (index.ts → node-worker.ts) speak the same protocol.
  * Every request carries an id; the Worker answers each with exactly one `result` or `error`
- * (plus `progress` messages for `create`). Results carry a stats snapshot so the main
+ * (plus `progress` messages for `create`). Both carry a stats snapshot so the calling
  * thread's `stats()` can stay synchronous.
  */
 import type { SerializedError } from '../errors.js';
@@ -24,15 +26,19 @@ export interface WireCreateOptions {
   assets?: { core?: string; ort?: string };
 }
 
+/**
+ * `aborted`: the caller's signal had already aborted; the request is checked as usual (its errors
+ * win) and then rejects ABORTED without running the model.
+ */
 export type Request =
   | { type: 'create'; id: number; options: WireCreateOptions }
-  | { type: 'fill'; id: number; text: string; options: WireFillOptions }
-  | { type: 'fillBatch'; id: number; texts: string[]; options: WireFillOptions }
-  | { type: 'explain'; id: number; text: string; maskIndex: number; token: string }
+  | { type: 'fill'; id: number; text: string; options: WireFillOptions; aborted?: boolean }
+  | { type: 'fillBatch'; id: number; texts: string[]; options: WireFillOptions; aborted?: boolean }
+  | { type: 'explain'; id: number; text: string; maskIndex: number; token: string; aborted?: boolean }
   | { type: 'cancel'; id: number; target: number }
   | { type: 'dispose'; id: number };
 
 export type Reply =
   | { type: 'progress'; id: number; progress: LoadProgress }
   | { type: 'result'; id: number; value: unknown; stats: FillMaskStats | null }
-  | { type: 'error'; id: number; error: SerializedError };
+  | { type: 'error'; id: number; error: SerializedError; stats?: FillMaskStats | null };

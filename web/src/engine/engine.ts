@@ -1,5 +1,6 @@
 /**
- * The fill-mask engine, shared by Node (in-process) and browsers (inside the Worker). A request
+ * The fill-mask engine, shared by Node (inside the Node entry's worker thread, node-worker.ts) and
+ * browsers (inside the Worker): both reach it through browser/host.ts. A request
  * takes this path:
  *
  *   options (options.ts) → tokenize in the core (encode.ts) → result-cache lookup in the core
@@ -9,8 +10,9 @@
  * One InferenceSession per model; runs are serialized (run-queue.ts), which yields to the event
  * loop before each task and before each run of a multi-run task, so cancellation and disposal stop
  * work between model runs. Attribution (explain.ts) and joint decoding of adjacent masks
- * (joint.ts) drive the same session through `logitsOf` and cache their results in the same cache
- * under their own fingerprints.
+ * (joint.ts) drive the same session through `logitsOf`; explain caches under its own fingerprint,
+ * joint words inside the rows' entry (results.ts: CachedFill), so a fill is one cache lookup.
+ * Equal requests in flight share one queued task (in-flight.ts).
  */
 import type { FusionOptions, WasmFingerprintCache, WasmMemory, WasmTokenizer } from '../core/core-module.js';
 import type { LoadedCore } from '../core/load-core.js';
@@ -29,6 +31,7 @@ import {
 } from './decoding.js';
 import { type Encoded, encodeMasked, modelTokenizer } from './encode.js';
 import { type MaskedLogits, type Occlusion, occlude, topScores } from './explain.js';
+import { InFlight } from './in-flight.js';
 import { adjacentMaskRuns, decodeRunJointly } from './joint.js';
 import { type BlankConstraint, Pinyin, allowedRows, constraintsKey } from './pinyin.js';
 import {
@@ -42,8 +45,10 @@ import {
   checkTexts,
 } from './options.js';
 import {
+  type CachedFill,
   type CachedRows,
   type CachedWords,
+  MAX_CACHED_WORDS,
   cachedRows,
   explainFingerprint,
   explainedTokens,
@@ -76,6 +81,9 @@ interface Prepared extends Encoded {
 
 const now = (): number => performance.now();
 const disposedMessage = 'tiankong: this model was disposed; create a new one with createFillMask()';
+/** What keys a shared computation (in-flight.ts): the result cache's key. */
+const flightKey = (ids: Int32Array, positions: Int32Array, fingerprint: string): string =>
+  `${fingerprint}\n${ids.join(',')}\n${positions.join(',')}`;
 
 /**
  * One model ready to fill: owns its tokenizer, decoders, memory, result cache and inference
@@ -83,6 +91,8 @@ const disposedMessage = 'tiankong: this model was disposed; create a new one wit
  */
 export class FillMaskEngine {
   private readonly queue = new SerialQueue();
+  /** Equal requests in flight share one computation (in-flight.ts). */
+  private readonly inFlight = new InFlight();
   private readonly decoders: Decoders;
   private readonly sources: MemorySources;
   private readonly pinyin: Pinyin;
@@ -206,21 +216,28 @@ export class FillMaskEngine {
       occlusion = JSON.parse(hit) as Occlusion;
     } else {
       // One task of 1 + (tokens) runs; it yields and checks the signal before each (checkpoint).
-      ({ occlusion, inferenceMs, runs } = await this.queue.run(async (task) => {
-        const runsBefore = this.runs;
-        const inferenceStarted = now();
-        const result = await occlude(
-          this.logitsOf,
-          item.ids,
-          target,
-          candidateId,
-          this.tokenizer.specialIds().mask,
-          this.tokenizer.vocabSize(),
-          task.checkpoint,
-        );
-        if (!this.disposed) this.cache.put(item.ids, positions, fingerprint, JSON.stringify(result));
-        return { occlusion: result, inferenceMs: now() - inferenceStarted, runs: this.runs - runsBefore };
-      }, signal));
+      // Equal explains in flight share it.
+      const key = flightKey(item.ids, positions, fingerprint);
+      ({ occlusion, inferenceMs, runs } = await this.inFlight.join(
+        key,
+        (shared) =>
+          this.queue.run(async (task) => {
+            const runsBefore = this.runs;
+            const inferenceStarted = now();
+            const result = await occlude(
+              this.logitsOf,
+              item.ids,
+              target,
+              candidateId,
+              this.tokenizer.specialIds().mask,
+              this.tokenizer.vocabSize(),
+              task.checkpoint,
+            );
+            if (!this.disposed) this.cache.put(item.ids, positions, fingerprint, JSON.stringify(result));
+            return { occlusion: result, inferenceMs: now() - inferenceStarted, runs: this.runs - runsBefore };
+          }, shared),
+        signal,
+      ));
     }
     return {
       text: item.text,
@@ -287,22 +304,39 @@ export class FillMaskEngine {
 
   private async complete(item: Prepared, signal?: AbortSignal): Promise<FillResult> {
     const { ids, maskPositions, decoding } = item;
+    // The fill's one cache lookup: the rows, with the joint words cached under them (CachedFill).
     const hit = this.cache.get(ids, maskPositions, decoding.fingerprint);
+    const entry = hit === undefined ? undefined : (JSON.parse(hit) as CachedFill);
+    // Equal requests in flight (same ids, masks and cache fingerprint) share one queued task.
+    const key = flightKey(ids, maskPositions, decoding.fingerprint);
     let rows: CachedRows;
     let inferenceMs = 0;
     let decodeMs = 0;
-    if (hit !== undefined) {
-      rows = JSON.parse(hit) as CachedRows;
+    if (entry !== undefined) {
+      rows = entry.rows;
     } else {
-      ({ rows, inferenceMs, decodeMs } = await this.queue.run(() => this.infer(item), signal));
+      ({ rows, inferenceMs, decodeMs } = await this.inFlight.join(
+        key,
+        (shared) => this.queue.run(() => this.infer(item), shared),
+        signal,
+      ));
     }
-    let cached = hit !== undefined;
+    let cached = entry !== undefined;
     let words: CachedWords | undefined;
     if (item.joint) {
-      const joint = await this.decodeWords(item, item.joint, signal);
-      words = joint.words;
-      inferenceMs += joint.inferenceMs;
-      cached &&= joint.cached;
+      const joint = item.joint;
+      const fingerprint = jointFingerprint(joint.decoding.fingerprint);
+      words = entry?.words?.[fingerprint];
+      if (words === undefined) {
+        const found = await this.inFlight.join(
+          `${key}\n${fingerprint}`,
+          (shared) => this.decodeWords(item, joint, { rows, words: entry?.words }, shared),
+          signal,
+        );
+        words = found.words;
+        inferenceMs += found.inferenceMs;
+        cached = false;
+      }
     }
     const decodeStarted = now();
     const vocab = this.tokens();
@@ -336,16 +370,18 @@ export class FillMaskEngine {
     };
   }
 
-  /** Joint decoding of every run of adjacent masks (from the cache, or in one queued task). */
-  private async decodeWords(
+  /**
+   * Joint decoding of every run of adjacent masks, in one queued task; the words join `entry` (the
+   * rows' cache entry) under their joint fingerprint, with at most MAX_CACHED_WORDS decodings kept.
+   */
+  private decodeWords(
     item: Prepared,
     joint: NonNullable<Prepared['joint']>,
-    signal?: AbortSignal,
-  ): Promise<{ words: CachedWords; inferenceMs: number; cached: boolean }> {
+    entry: CachedFill,
+    signal: AbortSignal,
+  ): Promise<{ words: CachedWords; inferenceMs: number }> {
     const { ids, maskPositions } = item;
     const fingerprint = jointFingerprint(joint.decoding.fingerprint);
-    const hit = this.cache.get(ids, maskPositions, fingerprint);
-    if (hit !== undefined) return { words: JSON.parse(hit) as CachedWords, inferenceMs: 0, cached: true };
     return this.queue.run(async (task) => {
       const started = now();
       const vocabSize = this.tokenizer.vocabSize();
@@ -368,8 +404,15 @@ export class FillMaskEngine {
         const fills = await decodeRunJointly(this.logitsOf, decode, ids, positions, joint.beam, task.checkpoint);
         words.push({ maskIndices, fills });
       }
-      if (!this.disposed) this.cache.put(ids, maskPositions, fingerprint, JSON.stringify(words));
-      return { words, inferenceMs: now() - started, cached: false };
+      if (!this.disposed) {
+        const kept = Object.entries(entry.words ?? {}).filter(([key]) => key !== fingerprint);
+        const value: CachedFill = {
+          rows: entry.rows,
+          words: Object.fromEntries([...kept.slice(-(MAX_CACHED_WORDS - 1)), [fingerprint, words]]),
+        };
+        this.cache.put(ids, maskPositions, item.decoding.fingerprint, JSON.stringify(value));
+      }
+      return { words, inferenceMs: now() - started };
     }, signal);
   }
 
@@ -391,7 +434,8 @@ export class FillMaskEngine {
         allowedRows(item.constraints),
       ),
     );
-    if (!this.disposed) this.cache.put(ids, maskPositions, item.decoding.fingerprint, JSON.stringify(rows));
+    const entry: CachedFill = { rows };
+    if (!this.disposed) this.cache.put(ids, maskPositions, item.decoding.fingerprint, JSON.stringify(entry));
     return { rows, inferenceMs, decodeMs: now() - decodeStarted };
   }
 

@@ -16,6 +16,17 @@ import type { JointFill } from './joint.js';
 export type CachedRows = { ids: number[]; p: number[]; other: number; src?: ([number, number] | null)[] }[];
 /** Cached joint decoding: the final beam of each run of adjacent masks. */
 export type CachedWords = { maskIndices: number[]; fills: JointFill[] }[];
+/**
+ * One result-cache entry of fill, keyed by the rows' decoder: the rows, and the joint words of the
+ * joint decoders used with them (by jointFingerprint), so that every fill, joint or not, is one
+ * cache lookup.
+ */
+export interface CachedFill {
+  rows: CachedRows;
+  words?: Record<string, CachedWords>;
+}
+/** Joint decodings kept per cache entry (the most recent ones). */
+export const MAX_CACHED_WORDS = 4;
 
 /** Result-cache fingerprint of an explanation of candidate `candidateId`. */
 export const explainFingerprint = (candidateId: number): string => `explain|${candidateId}`;
