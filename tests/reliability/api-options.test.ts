@@ -99,4 +99,33 @@ describe.skipIf(missing !== null)('API option objects', () => {
     }
     expect((await tk.explain(TEXT, 0, '好')).token).toBe('好');
   });
+
+  test('a throwing onProgress rejects createFillMask with a TiankongError, not the raw error', async () => {
+    const { createFillMask } = await api();
+    const e = await rejection(() =>
+      createFillMask({
+        model: testModelDir(),
+        threads: 1,
+        onProgress: () => {
+          throw new Error('progress boom');
+        },
+      }),
+    );
+    expect(e.code).toBe('BAD_OPTION');
+    expect(e.message).toBe('tiankong: the onProgress callback threw: progress boom');
+  });
+
+  test('threads beyond the machine are clamped, and stats() says so', async () => {
+    const { createFillMask } = await api();
+    const { availableParallelism } = await import('node:os');
+    const cores = availableParallelism();
+    const many = await createFillMask({ model: testModelDir(), threads: 64, backend: 'auto' });
+    try {
+      expect(many.stats().threads).toBe(cores);
+      expect(many.stats().threadsReason).toBe(`requested 64, clamped to the ${cores} CPUs of this machine`);
+    } finally {
+      await many.dispose();
+    }
+    expect(tk.stats().threadsReason).toBe('requested');
+  });
 });

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { loadEngineCore } from './core/engine-core.js';
 import type { LoadedCore } from './core/load-core.js';
 import { FillMaskEngine } from './engine/engine.js';
-import { type CreateSettings, checkCreateOptions, checkModelSource, defaultThreads } from './engine/options.js';
+import { type CreateSettings, checkCreateOptions, checkModelSource, resolveThreads } from './engine/options.js';
 import type { InferenceRuntime, OrtModule, OrtSession } from './engine/session.js';
 import { TiankongError, describe } from './errors.js';
 import { isModelBytes, loadModelFromBytes } from './model/bytes.js';
@@ -91,8 +91,7 @@ export async function createNodeRuntime({
   threads,
 }: Pick<CreateSettings, 'backend' | 'threads'>): Promise<InferenceRuntime> {
   const cores = availableParallelism();
-  const count = threads ?? defaultThreads(cores);
-  const threadsReason = threads === undefined ? `default: min(4, ${cores} CPUs)` : 'requested';
+  const { count, reason: threadsReason } = resolveThreads(threads, cores);
   if (backend === 'auto') {
     const native = await import('onnxruntime-node').catch(() => null);
     if (native) {

@@ -11,7 +11,7 @@ import { serveEngine } from './browser/host.js';
 import type { Request, WireCreateOptions } from './browser/protocol.js';
 import { loadEngineCore } from './core/engine-core.js';
 import { FillMaskEngine } from './engine/engine.js';
-import { type CreateSettings, checkCreateOptions, defaultThreads } from './engine/options.js';
+import { type CreateSettings, checkCreateOptions, resolveThreads } from './engine/options.js';
 import type { InferenceRuntime, OrtModule } from './engine/session.js';
 import { isModelBytes, loadModelFromBytes } from './model/bytes.js';
 import { loadModelFromUrl } from './model/url.js';
@@ -35,8 +35,7 @@ function createWorkerRuntime({ backend, threads }: CreateSettings, ortBase: stri
       'the page is not cross-origin isolated, so WebAssembly threads are unavailable; serve it with ' +
       '"Cross-Origin-Opener-Policy: same-origin" and "Cross-Origin-Embedder-Policy: require-corp" to use several threads';
   } else {
-    count = threads ?? defaultThreads(cores);
-    threadsReason = threads === undefined ? `default: min(4, ${cores} CPUs)` : 'requested';
+    ({ count, reason: threadsReason } = resolveThreads(threads, cores));
   }
   const hasWebGpu = 'gpu' in navigator;
   const backendReason =

@@ -175,10 +175,14 @@ export class WorkerClient {
       try {
         pending.onProgress?.(reply.progress);
       } catch (error) {
-        // The caller's onProgress threw: its request fails with that (as it does in-process).
+        // The caller's onProgress threw: its request fails, as a TiankongError like every rejection.
         this.settle(reply.id);
         this.post({ type: 'cancel', id: nextId++, target: reply.id });
-        pending.reject(error);
+        pending.reject(
+          error instanceof TiankongError
+            ? error
+            : new TiankongError('BAD_OPTION', `tiankong: the onProgress callback threw: ${describe(error)}`),
+        );
       }
       return;
     }

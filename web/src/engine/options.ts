@@ -180,6 +180,21 @@ export function defaultThreads(cores: number): number {
   return Math.max(1, Math.min(4, cores));
 }
 
+/**
+ * The intra-op threads to run with and why (what `stats().threadsReason` says): the default for
+ * `cores` CPUs, or the requested count clamped to the CPUs there are (more threads than cores only
+ * makes them wait for each other, and each is an OS thread or a Web Worker).
+ */
+export function resolveThreads(requested: number | undefined, cores: number): { count: number; reason: string } {
+  const available = Math.max(1, cores);
+  if (requested === undefined)
+    return { count: defaultThreads(available), reason: `default: min(4, ${available} CPUs)` };
+  if (requested > available) {
+    return { count: available, reason: `requested ${requested}, clamped to the ${available} CPUs of this machine` };
+  }
+  return { count: requested, reason: 'requested' };
+}
+
 /** What selects a decoder: its options, and the key its results are cached under. */
 export interface DecodeSettings {
   topK: number;
