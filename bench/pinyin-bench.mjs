@@ -4,7 +4,7 @@
 // built package on the wasm and native backends. Prints p50 per kind and the ratio to the plain
 // fill; writes bench/results/pinyin.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { REPO_ROOT as root } from '../model/tooling/data-paths.mjs';
@@ -33,7 +33,7 @@ const SENTENCES = [
 
 const { createFillMask } = await import(pathToFileURL(join(root, 'dist', 'index.js')).href);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const report = { model: modelDir, runs, threads, sentences: SENTENCES.length, backends: {} };
+const report = { model: relative(root, modelDir) || '.', runs, threads, sentences: SENTENCES.length, backends: {} };
 for (const backend of ['wasm', 'auto']) {
   const tk = await createFillMask({ model: modelDir, backend, threads, cache: { maxEntries: 0 } });
   const name = tk.stats().backend;

@@ -189,7 +189,11 @@ describe.skipIf(missing !== null)('the Node API runs the model off the calling t
         throw thrown;
       },
     }).catch((e: unknown) => e);
-    expect(failed).toBe(thrown);
+    // Every rejection is a TiankongError (issue 28, item 4), naming what the callback threw.
+    expect(failed).toMatchObject({
+      code: 'BAD_OPTION',
+      message: `tiankong: the onProgress callback threw: ${thrown.message}`,
+    });
   });
 
   test('process.exit() while native fills run: the process exits cleanly (the thread ends between model runs)', () => {
