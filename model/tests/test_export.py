@@ -10,7 +10,7 @@ import onnx
 import pytest
 import torch
 from conftest import run_onnx, sample_batch
-from onnx import numpy_helper
+from onnx import helper, numpy_helper
 from tiankong_model.export_model import export_model, parse_window
 from tiankong_model.quantize import PATTERNS
 
@@ -397,3 +397,182 @@ def test_fp16_weights_export_is_close_to_fp32(tiny_checkpoint, batches, tmp_path
     )
     for reference, half in zip(run(tmp_path / "fp32", batches), run(tmp_path / "fp16", batches, "web"), strict=True):
         np.testing.assert_allclose(half, reference, atol=0.02 * np.abs(reference).max(), rtol=0)
+
+
+def fold_restores(proto: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of `proto` with every node whose inputs are all initializers (the int8-weights
+    Cast/Mul/Reshape and DequantizeLinear chains, the fp16 Casts) evaluated here in numpy and
+    replaced by its float32 result: the fp32 model the int8-weights export says it computes."""
+    folded = onnx.ModelProto()
+    folded.CopyFrom(proto)
+    graph = folded.graph
+    values = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    kept = []
+    for node in graph.node:
+        inputs = [values.get(name) for name in node.input if name]
+        if node.op_type not in ("Cast", "Mul", "Reshape", "DequantizeLinear") or any(x is None for x in inputs):
+            kept.append(node)
+            continue
+        if node.op_type == "Cast":
+            result = inputs[0].astype(np.float32)
+        elif node.op_type == "Mul":
+            result = inputs[0] * inputs[1]
+        elif node.op_type == "Reshape":
+            result = inputs[0].reshape(inputs[1])
+        else:
+            axis = {a.name: helper.get_attribute_value(a) for a in node.attribute}.get("axis", 1)
+            shape = [1] * inputs[0].ndim
+            shape[axis] = -1
+            result = (inputs[0].astype(np.float32) - inputs[2].reshape(shape)) * inputs[1].reshape(shape)
+        values[node.output[0]] = result.astype(np.float32)
+    used = {name for node in kept for name in node.input}
+    del graph.initializer[:]
+    graph.initializer.extend(numpy_helper.from_array(values[name], name) for name in sorted(used) if name in values)
+    del graph.node[:]
+    graph.node.extend(kept)
+    return folded
+
+
+@pytest.mark.parametrize(("graph", "block"), [("mask-only", None), ("core", None), ("core", 16)])
+def test_int8_weights_export_computes_fp32_on_its_dequantised_weights(tiny_checkpoint, batches, tmp_path, graph, block):
+    """--int8-weights: the matrices are stored int8 (a scale per output channel or per block),
+    the position table and the MLM transform fp16, and ONNX Runtime (native and wasm) computes
+    exactly the fp32 model of the dequantised weights — bit for bit, so nothing is quantized at
+    run time — which is close to the fp32 export."""
+    export_model(tiny_checkpoint, tmp_path / "fp32", graph=graph, fp32=True, log=lambda *_: None)
+    manifest = export_model(
+        tiny_checkpoint, tmp_path / "int8", graph=graph, int8_weights=True, int8_block=block, log=lambda *_: None
+    )
+    quantization = manifest["quantization"]
+    assert quantization["scheme"] == "int8-weights" and quantization["block"] == block
+    assert quantization["activations"] == "float32" and quantization["restore"] == "cast-mul"
+    assert [n.split(".")[-2] for n in quantization["fp16_matrices"]] == ["position_embeddings", "dense"]
+    proto = onnx.load(tmp_path / "int8" / "model.onnx")
+    inits = {i.name: numpy_helper.to_array(i) for i in proto.graph.initializer}
+    int8 = [n for n, a in inits.items() if a.dtype == np.int8]
+    assert len(int8) == quantization["int8_matrices"] == 6 * 2 + (1 if graph == "mask-only" else 0)  # + word table
+    assert all(np.abs(inits[n]).max() == 127 for n in int8)
+    assert not any(a.dtype == np.float32 and a.ndim >= 2 and a.size >= 4096 for a in inits.values())
+    run_time_quantization = ("DequantizeLinear", "MatMulInteger", "DynamicQuantizeLinear")
+    assert not any(n.op_type in run_time_quantization for n in proto.graph.node)
+    fp32_bytes = (tmp_path / "fp32" / "model.onnx").stat().st_size
+    # The tiny model's fp16 position table and transform weigh more than a real model's (default: 0.28).
+    assert (tmp_path / "int8" / "model.onnx").stat().st_size < (0.45 if block is None else 0.5) * fp32_bytes
+
+    onnx.save(fold_restores(proto), tmp_path / "int8" / "folded.onnx")
+    if graph == "core":
+        (tmp_path / "folded").mkdir()
+        for name in ("head.bin", "model.json", "vocab.txt"):
+            (tmp_path / "folded" / name).write_bytes((tmp_path / "int8" / name).read_bytes())
+        (tmp_path / "folded" / "model.onnx").write_bytes((tmp_path / "int8" / "folded.onnx").read_bytes())
+    for runtime in ("node", "web"):
+        if graph == "core":
+            got = core_logits(tmp_path / "int8", batches, runtime)
+            folded = core_logits(tmp_path / "folded", batches, runtime)
+        else:
+            got = run_onnx(tmp_path / "int8" / "model.onnx", batches, runtime=runtime, threads=2)
+            folded = run_onnx(tmp_path / "int8" / "folded.onnx", batches, runtime=runtime, threads=2)
+        for a, b in zip(got, folded, strict=True):
+            np.testing.assert_array_equal(a, b)
+    reference = core_logits(tmp_path / "fp32", batches) if graph == "core" else None
+    if reference is None:
+        reference = run_onnx(tmp_path / "fp32" / "model.onnx", batches, threads=2)
+    for ref, int8_logits in zip(reference, got, strict=True):
+        np.testing.assert_allclose(int8_logits, ref, atol=0.02 * np.abs(ref).max(), rtol=0)
+
+
+def test_int8_weights_restore_forms_agree(tiny_checkpoint):
+    """Cast+Mul (what ships) and per-axis DequantizeLinear (measured against it) restore the same floats."""
+    from tiankong_model.checkpoint import load_checkpoint
+    from tiankong_model.onnx_graph import export_fp32
+    from tiankong_model.quantize import store_weights_int8
+
+    model, _ = load_checkpoint(tiny_checkpoint)
+    forms = {}
+    for restore in ("cast-mul", "dequantize-linear"):
+        proto = export_fp32(model, "core")
+        store_weights_int8(proto, restore=restore)
+        forms[restore] = {i.name: numpy_helper.to_array(i) for i in fold_restores(proto).graph.initializer}
+    assert forms["cast-mul"].keys() == forms["dequantize-linear"].keys()
+    for name, value in forms["cast-mul"].items():
+        np.testing.assert_array_equal(value, forms["dequantize-linear"][name], err_msg=name)
+    with pytest.raises(ValueError, match="opset 21"):
+        store_weights_int8(export_fp32(model, "core"), block=16, restore="dequantize-linear")
+
+
+def test_int8_weights_options_are_checked(tiny_checkpoint, tmp_path):
+    with pytest.raises(ValueError, match="exclude each other"):
+        export_model(tiny_checkpoint, tmp_path, int8_weights=True, fp16_weights=True, log=lambda *_: None)
+    with pytest.raises(ValueError, match="--int8-block and --int8-calibrate need --int8-weights"):
+        export_model(tiny_checkpoint, tmp_path, int8_block=16, log=lambda *_: None)
+    with pytest.raises(ValueError, match="does not divide"):
+        export_model(tiny_checkpoint, tmp_path, int8_weights=True, int8_block=48, log=lambda *_: None)
+
+
+@pytest.mark.parametrize("runtime", ["node", "web"])
+def test_int8_weights_run_the_fp32_kernels(tiny_checkpoint, tmp_path, runtime):
+    """ONNX Runtime folds the int8-weights restores when the session starts: a run executes the same
+    kernels as the fp32 export's, none reading an int8 or float16 tensor (model/tooling/ort-kernels.mjs
+    profiles one run). A per-axis DequantizeLinear restore does not fold with default options (its
+    QDQ fusion makes MatMulNBits, which dequantizes every run): the check sees that."""
+    import subprocess
+
+    from conftest import REPO_ROOT
+    from tiankong_model.checkpoint import load_checkpoint
+    from tiankong_model.onnx_graph import export_fp32
+    from tiankong_model.quantize import store_weights_int8
+
+    export_model(tiny_checkpoint, tmp_path / "fp32", graph="core", fp32=True, log=lambda *_: None)
+    export_model(tiny_checkpoint, tmp_path / "int8", graph="core", int8_weights=True, log=lambda *_: None)
+    (tmp_path / "dq").mkdir()
+    proto = export_fp32(load_checkpoint(tiny_checkpoint)[0], "core")
+    store_weights_int8(proto, restore="dequantize-linear")
+    onnx.save(proto, tmp_path / "dq" / "model.onnx")
+    (tmp_path / "dq" / "model.json").write_text((tmp_path / "int8" / "model.json").read_text())
+
+    def kernels(name, *options):
+        tool = REPO_ROOT / "model" / "tooling" / "ort-kernels.mjs"
+        command = ["node", str(tool), str(tmp_path / name), "--runtime", runtime, *options]
+        result = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
+        assert result.returncode == 0, result.stderr[-2000:]
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    fp32, int8 = kernels("fp32"), kernels("int8")
+    assert int8["lowPrecisionInputs"] == [] and int8["kernels"] == fp32["kernels"]
+    assert kernels("dq")["lowPrecisionInputs"] != []
+    folded = kernels("dq", "--option", "session.disable_quant_qdq=1")
+    assert folded["lowPrecisionInputs"] == [] and folded["kernels"] == fp32["kernels"]
+
+
+def test_int8_calibrate_chooses_the_values_by_gptq(tiny_checkpoint, batches, tmp_path):
+    """--int8-calibrate CORPUS_DIR: the layers' inputs on its training lines drive GPTQ; the stored
+    form and its restore are those of --int8-weights, the output closer to fp32 than nearest
+    rounding's. A corpus of another vocabulary is refused."""
+    vocab = (tiny_checkpoint / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(6, 30, 300)
+    rng.integers(5, len(vocab), lengths.sum()).astype(np.uint16).tofile(corpus / "train.ids")
+    np.concatenate([[0], np.cumsum(lengths)]).astype(np.uint32).tofile(corpus / "train.idx")
+    export_model(tiny_checkpoint, tmp_path / "fp32", fp32=True, log=lambda *_: None)
+    export_model(tiny_checkpoint, tmp_path / "nearest", int8_weights=True, log=lambda *_: None)
+    manifest = export_model(
+        tiny_checkpoint, tmp_path / "gptq", int8_weights=True, int8_calibrate=corpus, log=lambda *_: None
+    )
+    quantization = manifest["quantization"]
+    assert quantization["rounding"] == "gptq"
+    assert quantization["gptq_matrices"] == 6 * 2 == quantization["int8_matrices"] - 1  # not the word table
+    assert quantization["calibration"] == {"corpus": "corpus", "lines": 2000}
+    assert json.loads((tmp_path / "nearest" / "model.json").read_text())["quantization"]["rounding"] == "nearest"
+    reference, nearest, gptq = (
+        np.concatenate([b.ravel() for b in run_onnx(tmp_path / d / "model.onnx", batches, threads=2)])
+        for d in ("fp32", "nearest", "gptq")
+    )
+    assert np.abs(gptq - reference).mean() < np.abs(nearest - reference).mean()
+    (corpus / "vocab.txt").write_text("\n".join(vocab[:-1]) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="vocab.txt of the model's"):
+        export_model(tiny_checkpoint, tmp_path / "bad", int8_weights=True, int8_calibrate=corpus, log=lambda *_: None)
+    with pytest.raises(ValueError, match="need --int8-weights"):
+        export_model(tiny_checkpoint, tmp_path / "bad", int8_calibrate=corpus, log=lambda *_: None)

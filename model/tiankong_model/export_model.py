@@ -18,9 +18,20 @@ from .head import write_head
 from .manifest import build_manifest, write_manifest
 from .onnx_graph import GRAPH_KINDS, WORD_EMBEDDINGS, export_fp32, graph_inputs
 from .prune import corpus_files, count_tokens, kept_token_ids, prune_model
-from .quantize import DEFAULT_PATTERN, PATTERNS, quantize_dynamic_int8, store_weights_fp16
+from .quantize import (
+    DEFAULT_PATTERN,
+    PATTERNS,
+    calibration_hessians,
+    quantize_dynamic_int8,
+    store_weights_fp16,
+    store_weights_int8,
+)
 from .transformers_js import write_transformers_js_files
 from .vocab import write_vocab
+
+# Training lines run through the model to calibrate GPTQ (--int8-calibrate): on the default model,
+# the agreement measured with it is in docs/int8-weights.md.
+CALIBRATION_LINES = 2000
 
 
 def portable_path(path: str | Path) -> str:
@@ -48,6 +59,10 @@ def export_model(
     pattern: str = DEFAULT_PATTERN,
     reduce_range: bool = False,
     fp16_weights: bool = False,
+    int8_weights: bool = False,
+    int8_block: int | None = None,
+    int8_calibrate: Path | None = None,
+    lean: bool = False,
     head_dtype: str | None = None,
     window: tuple[int, ...] | None = None,
     name: str | None = None,
@@ -57,6 +72,11 @@ def export_model(
 
     `graph`: "mask-only" (logits at the masks), "core" (hidden states at the masks; the C++ core
     holds the embedding table in head.bin) or "full" (logits everywhere; `full_logits=True` too).
+    Encoder weights: dynamic INT8 compute by default (`pattern`, `reduce_range`); `fp32`; or stored
+    small and restored to float32 at session start, computing as fp32: `fp16_weights` or
+    `int8_weights` (int8 per output channel, `int8_block`: per that many entries of a channel;
+    `int8_calibrate`: a scripts/build-corpus directory whose training lines calibrate GPTQ rounding;
+    quantize.store_weights_int8). At most one of the three.
     `head_dtype` (core only): the table type of head.bin, "int8", "f16" or "f32"; default "f32" with
     `fp32`, else "int8".
 
@@ -67,6 +87,10 @@ def export_model(
     full_logits = kind == "full"
     if head_dtype is not None and kind != "core":
         raise ValueError(f"--head-dtype {head_dtype} needs --graph core (only the core graph has head.bin)")
+    if fp32 + fp16_weights + int8_weights > 1:
+        raise ValueError("--fp32, --fp16-weights and --int8-weights exclude each other")
+    if (int8_block is not None or int8_calibrate is not None) and not int8_weights:
+        raise ValueError("--int8-block and --int8-calibrate need --int8-weights")
     if head_dtype is not None and head_dtype not in HEAD_DTYPES:
         raise ValueError(f"--head-dtype must be one of {', '.join(HEAD_DTYPES)}, got {head_dtype!r}")
     model, vocab = load_checkpoint(checkpoint_dir)
@@ -101,12 +125,20 @@ def export_model(
         }
         log(f"export-model: vocab pruned {len(vocab)} -> {len(keep)} tokens (seen ≥ {min_count}× in {prune_corpus})")
         model, vocab = prune_model(model, vocab, keep)
-    proto = export_fp32(model, kind, token_type_ids=token_type_ids)
+    proto = export_fp32(model, kind, token_type_ids=token_type_ids, lean=lean)
     embedding = None if kind == "core" else WORD_EMBEDDINGS
     if fp32:
         quantization = {"scheme": "none"}
     elif fp16_weights:
         quantization = store_weights_fp16(proto)
+    elif int8_weights:
+        hessians = None
+        if int8_calibrate is not None:
+            hessians = calibration_hessians(model, proto, int8_calibrate, CALIBRATION_LINES)
+            log(f"export-model: GPTQ calibrated on {CALIBRATION_LINES} training lines of {int8_calibrate}")
+        quantization = store_weights_int8(proto, block=int8_block, hessians=hessians)
+        if hessians is not None:
+            quantization["calibration"] = {"corpus": portable_path(int8_calibrate), "lines": CALIBRATION_LINES}
     else:
         quantization = quantize_dynamic_int8(proto, embedding, pattern, reduce_range)
     if kind == "core":
@@ -149,11 +181,29 @@ def export_model(
     size = manifest["files"]["model.onnx"]["bytes"]
     log(
         f"export-model: {out_dir / 'model.onnx'} {size / 1e6:.1f} MB "
-        f"({'fp32' if fp32 else 'fp16 weights' if fp16_weights else 'int8 ' + pattern}, "
+        f"({encoder_form(quantization, pattern)}, "
         f"{manifest['logits']} graph{', ' + head_dtype + ' head.bin' if head_dtype else ''}, "
         f"inputs {', '.join(manifest['inputs'])})"
     )
     return manifest
+
+
+def encoder_form(quantization: dict, pattern: str) -> str:
+    """How the encoder's weights were written (the manifest's "quantization"), for the export's
+    one-line summary."""
+    scheme = quantization["scheme"]
+    if scheme == "none":
+        return "fp32"
+    if scheme == "fp16-weights":
+        return "fp16 weights"
+    if scheme == "int8-weights":
+        block, kept = quantization["block"], quantization["fp16_matrices"]
+        return (
+            f"int8 weights ({quantization['rounding']} rounding), a scale per "
+            f"{'channel' if block is None else f'{block} entries'}"
+            f"{f', {len(kept)} fp16' if kept else ''}, computed in fp32"
+        )
+    return f"dynamic int8 {pattern}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,6 +229,33 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="instead of INT8: float16-stored weights cast to float32 when the session starts "
         "(ONNX Runtime then packs them once; compare with scripts/bench-model)",
+    )
+    parser.add_argument(
+        "--lean",
+        action="store_true",
+        help="the lean graph (model/tiankong_model/lean_graph.py: ONNX Runtime's fused contrib operators, "
+        "no shape arithmetic) instead of the torch export; same inputs and outputs",
+    )
+    parser.add_argument(
+        "--int8-weights",
+        action="store_true",
+        help="instead of dynamic INT8: int8-stored weights with a scale per output channel, restored to float32 "
+        "when the session starts (fp32 kernels, no activation quantization; about 1 byte a weight)",
+    )
+    parser.add_argument(
+        "--int8-block",
+        type=int,
+        metavar="N",
+        help="with --int8-weights: a scale per N consecutive entries of each output channel instead of one per "
+        "channel (finer; 4/N more bytes a weight)",
+    )
+    parser.add_argument(
+        "--int8-calibrate",
+        type=Path,
+        metavar="CORPUS_DIR",
+        help="with --int8-weights: choose the int8 values by GPTQ, from the layers' inputs on "
+        f"{CALIBRATION_LINES} training lines of a scripts/build-corpus directory (e.g. .cache/corpus; its "
+        "vocabulary must be the model's) instead of rounding each weight to nearest",
     )
     parser.add_argument(
         "--head-dtype",
@@ -244,6 +321,10 @@ def main(argv: list[str] | None = None) -> int:
             pattern=args.pattern,
             reduce_range=args.reduce_range,
             fp16_weights=args.fp16_weights,
+            int8_weights=args.int8_weights,
+            int8_block=args.int8_block,
+            int8_calibrate=args.int8_calibrate,
+            lean=args.lean,
             head_dtype=args.head_dtype,
             window=parse_window(args.window),
             name=args.name,

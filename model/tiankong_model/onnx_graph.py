@@ -5,6 +5,10 @@
   embedding table (head.py). The table is stored once, in head.bin, not in the graph.
 - "mask-only": token ids in, logits at the masks out (the whole network in ONNX Runtime).
 - "full": the standard BERT-MLM graph, logits at every position (transformers.js-compatible).
+
+Each kind comes in two forms with the same interface: the torch export of bert.py (the default,
+what ships) and, with `lean=True`, lean_graph.py's graph written with ONNX Runtime's fused
+contrib operators (fewer, larger kernels; see that module for why and what).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import torch
 from onnx import helper, numpy_helper
 
 from .bert import BertForMaskedLM
+from .lean_graph import export_lean
 
 OPSET = 17  # LayerNormalization is a single op from 17 on; onnxruntime-web runs it
 WORD_EMBEDDINGS = "bert.embeddings.word_embeddings.weight"
@@ -69,15 +74,21 @@ def graph_inputs(kind: str, token_type_ids: bool) -> list[str]:
 
 
 def graph_output(kind: str) -> str:
+    """Output name of the exported graph."""
     return "hidden" if kind == "core" else "logits"
 
 
-def export_fp32(model: BertForMaskedLM, kind: str = "core", token_type_ids: bool = False) -> onnx.ModelProto:
+def export_fp32(
+    model: BertForMaskedLM, kind: str = "core", token_type_ids: bool = False, lean: bool = False
+) -> onnx.ModelProto:
     """Traces `model` to an fp32 ONNX graph (opset 17) of `kind` (GRAPH_KINDS) with dynamic batch,
     sequence and mask axes. With logits in the graph, the transposed copy of the tied embedding
-    torch writes for the decoder is replaced by a Transpose of the embedding table itself."""
+    torch writes for the decoder is replaced by a Transpose of the embedding table itself.
+    `lean`: lean_graph.export_lean's graph instead (same inputs and output, contrib operators)."""
     if kind not in GRAPH_KINDS:
         raise ValueError(f"graph kind must be one of {GRAPH_KINDS}, got {kind!r}")
+    if lean:
+        return export_lean(model, kind, token_type_ids=token_type_ids)
     names = graph_inputs(kind, token_type_ids)
     output = graph_output(kind)
     batch, seq = 1, 8  # trace shapes only: every axis is exported as dynamic

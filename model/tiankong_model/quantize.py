@@ -1,5 +1,8 @@
-"""Our INT8 dynamic quantizer for exported BERT graphs (the onnxruntime Python quantizer is
-not installable here).
+"""Weight compression for exported BERT graphs: our INT8 dynamic quantizer (the onnxruntime Python
+quantizer is not installable here) and two forms whose weights are only *stored* small and
+restored to float32 when the session starts (store_weights_fp16, store_weights_int8).
+
+Dynamic INT8:
 
 - Every MatMul/Gemm with a constant 2-D weight gets int8 weights, symmetric per output
   channel; activations are quantized at run time to uint8 per tensor
@@ -24,6 +27,8 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 PATTERNS = ("integer", "integer-to-float", "dynamic-matmul")
+RESTORES = ("cast-mul", "dequantize-linear")
+DEFAULT_RESTORE = "cast-mul"
 DEFAULT_PATTERN = "integer-to-float"
 MS_DOMAIN = "com.microsoft"
 INT8_MAX = 127
@@ -230,6 +235,55 @@ def _gemm_weight(node: onnx.NodeProto, weight: np.ndarray) -> np.ndarray:
     return weight.T if attrs.get("transB", 0) else weight
 
 
+def _stored_matrices(graph: onnx.GraphProto) -> list[tuple[onnx.TensorProto, np.ndarray, list[onnx.NodeProto]]]:
+    """The constant float32 matrices worth storing small: 2-D, at least 4 096 entries, read only by
+    MatMul/Gemm (weights), Gather (embedding tables) or Transpose (a tied decoder) nodes."""
+    consumers: dict[str, list[onnx.NodeProto]] = {}
+    for node in graph.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
+    found = []
+    for init in graph.initializer:
+        if init.data_type != TensorProto.FLOAT or len(init.dims) != 2 or init.dims[0] * init.dims[1] < 4096:
+            continue
+        users = consumers.get(init.name, [])
+        if users and all(u.op_type in ("MatMul", "Gemm", "Gather", "Transpose") for u in users):
+            found.append((init, numpy_helper.to_array(init), users))
+    return found
+
+
+def _rows_are_channels(users: list[onnx.NodeProto]) -> bool:
+    """Whether a matrix's output channels are its rows: tables read by Gather (one row per token or
+    position), a tied decoder (Transpose: row v is logit v's weights), a Gemm with transB.
+    Otherwise it is a MatMul weight [K, N], whose output channels are its columns."""
+    for node in users:
+        if node.op_type in ("Gather", "Transpose"):
+            return True
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        if node.op_type == "Gemm" and attrs.get("transB", 0):
+            return True
+    return False
+
+
+def quantize_blocks(weight: np.ndarray, block: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric int8 quantization of a [K, N] matrix with one scale per column (block None) or per
+    `block` consecutive entries of a column (K divisible by `block`): weight ≈ q * scale, where
+    scale is [1, N] per column or [K / block, 1, N] per block against q reshaped [K / block, block, N].
+    q is returned [K, N] in -127..127; an all-zero column or block gets scale 1 (its q are 0).
+    Raises ValueError for a block size that does not divide K."""
+    if block is None:
+        q, scale = quantize_columns(weight)
+        return q, scale.reshape(1, -1)
+    rows, cols = weight.shape
+    if block <= 0 or rows % block:
+        raise ValueError(f"block size {block} does not divide the reduction axis ({rows})")
+    blocks = weight.reshape(rows // block, block, cols)
+    scale = np.abs(blocks).max(axis=1, keepdims=True).astype(np.float32) / INT8_MAX
+    scale[scale == 0] = 1.0
+    q = np.clip(np.rint(blocks / scale), -INT8_MAX, INT8_MAX).astype(np.int8)
+    return q.reshape(rows, cols), scale
+
+
 def store_weights_fp16(proto: onnx.ModelProto) -> dict:
     """Stores every constant float matrix (MatMul/Gemm weights, embedding tables) as float16 with a
     Cast back to float32 in front of its consumers: half the bytes of fp32 on disk and over the
@@ -237,24 +291,7 @@ def store_weights_fp16(proto: onnx.ModelProto) -> dict:
     whose weights are packed once (unlike dynamic INT8, whose wasm kernel re-packs every run).
     Which one is faster per model is measured (scripts/bench-model --patterns), not assumed."""
     graph = proto.graph
-    initializers = {init.name: init for init in graph.initializer}
-    consumers: dict[str, list[onnx.NodeProto]] = {}
-    for node in graph.node:
-        for name in node.input:
-            consumers.setdefault(name, []).append(node)
-    converted, casts = 0, []
-    for name, init in list(initializers.items()):
-        array = numpy_helper.to_array(init)
-        if array.dtype != np.float32 or array.ndim != 2 or array.size < 4096:
-            continue
-        users = consumers.get(name, [])
-        if not users or not all(u.op_type in ("MatMul", "Gemm", "Gather", "Transpose") for u in users):
-            continue
-        half = numpy_helper.from_array(array.astype(np.float16), name + ".fp16")
-        graph.initializer.remove(init)
-        graph.initializer.append(half)
-        casts.append(helper.make_node("Cast", [half.name], [name], name=name + ".cast", to=TensorProto.FLOAT))
-        converted += 1
+    casts = [_store_fp16(graph, init, array) for init, array, _ in _stored_matrices(graph)]
     nodes = casts + list(graph.node)  # Casts first: their outputs keep the old initializer names
     del graph.node[:]
     graph.node.extend(nodes)
@@ -262,5 +299,251 @@ def store_weights_fp16(proto: onnx.ModelProto) -> dict:
         "scheme": "fp16-weights",
         "weights": "float16 stored, cast to float32 at session start",
         "activations": "float32",
-        "converted_matrices": converted,
+        "converted_matrices": len(casts),
     }
+
+
+def _store_fp16(graph: onnx.GraphProto, init: onnx.TensorProto, array: np.ndarray) -> onnx.NodeProto:
+    """Replaces `init` by its float16 copy and returns the Cast that restores it under its name."""
+    half = numpy_helper.from_array(array.astype(np.float16), init.name + ".fp16")
+    graph.initializer.remove(init)
+    graph.initializer.append(half)
+    return helper.make_node("Cast", [half.name], [init.name], name=init.name + ".cast", to=TensorProto.FLOAT)
+
+
+# Matrices the int8-weights form keeps as float16 (initializer names containing these): the
+# position table, which every token adds before the first LayerNorm, and the MLM head's transform,
+# the last matrix before the vocabulary projection (heavy-tailed rows: int8 per channel rounds it
+# 3x coarser than the layers' matrices). On the default model, int8 in these two alone moved the
+# logits by 0.063 rms, all 26 matrices by 0.070, the other 24 by 0.026; they are 6 % of the
+# weights (docs/int8-weights.md).
+INT8_KEEP_FP16 = ("position_embeddings", "transform.dense")
+
+
+def store_weights_int8(
+    proto: onnx.ModelProto,
+    block: int | None = None,
+    keep_fp16: tuple[str, ...] = INT8_KEEP_FP16,
+    restore: str = DEFAULT_RESTORE,
+    hessians: dict[str, np.ndarray] | None = None,
+) -> dict:
+    """Stores every constant float matrix (the selection of store_weights_fp16) as int8 with a
+    float32 scale per output channel (`block`: per that many consecutive entries of a channel
+    along the reduction axis), restored to float32 by constant nodes in front of its consumers;
+    matrices whose name contains a `keep_fp16` entry are stored as float16 instead. ONNX Runtime
+    folds the restoring nodes when the session starts, so the matrices reach its kernels as float32
+    initializers, packed once: inference runs at fp32 speed on exactly the dequantised weights
+    (no activation quantization, the error of dynamic INT8), and the file holds ~1 byte a weight.
+
+    `restore`: "cast-mul" (Cast int8 -> float32, Mul by the scale: folded by onnxruntime-node and
+    -web with default options; measured) or "dequantize-linear" (per-axis DequantizeLinear, for
+    comparison only: ONNX Runtime folds it only with the session option
+    session.disable_quant_qdq = "1"; without it its QDQ fusion turns DequantizeLinear -> MatMul into
+    MatMulNBits, which dequantizes on every run: measured 1.4-1.6x slower natively). Blocks need "cast-mul"
+    (a per-block DequantizeLinear needs opset 21).
+
+    `hessians` (calibration_hessians): for the MatMul weights named there, the int8 values are
+    chosen by GPTQ (gptq_columns) instead of rounding each weight to nearest: the same storage and
+    restore, an output error about half as large on the default model.
+
+    Mutates `proto` in place and returns the manifest's "quantization" summary. Raises ValueError
+    for an unknown `restore`, blocks with "dequantize-linear", or a block not dividing a matrix."""
+    if restore not in RESTORES:
+        raise ValueError(f"unknown restore {restore!r}; choose one of {RESTORES}")
+    if block is not None and restore != "cast-mul":
+        raise ValueError("per-block scales need restore='cast-mul' (DequantizeLinear blocks need opset 21)")
+    graph = proto.graph
+    restores: list[onnx.NodeProto] = []
+    int8, half = [], []
+    gptq = 0
+    for init, array, users in _stored_matrices(graph):
+        if any(part in init.name for part in keep_fp16):
+            restores.append(_store_fp16(graph, init, array))
+            half.append(init.name)
+            continue
+        hessian = (hessians or {}).get(init.name)
+        restores += _store_int8(graph, init, array, _rows_are_channels(users), block, restore, hessian)
+        int8.append(init.name)
+        gptq += hessian is not None
+    nodes = restores + list(graph.node)  # restores first: their outputs keep the old initializer names
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return {
+        "scheme": "int8-weights",
+        "weights": (
+            f"int8 symmetric, a float32 scale per {f'{block} entries of each ' if block else ''}output channel, "
+            "restored to float32 when the session starts (float16: fp16_matrices)"
+        ),
+        "activations": "float32",
+        "block": block,
+        "rounding": "gptq" if gptq else "nearest",
+        **({"gptq_matrices": gptq} if gptq else {}),
+        "restore": restore,
+        "int8_matrices": len(int8),
+        "fp16_matrices": half,
+    }
+
+
+def _store_int8(
+    graph: onnx.GraphProto,
+    init: onnx.TensorProto,
+    array: np.ndarray,
+    rows_are_channels: bool,
+    block: int | None,
+    restore: str,
+    hessian: np.ndarray | None = None,
+) -> list[onnx.NodeProto]:
+    """Replaces `init` by its int8 form and scales (GPTQ with `hessian`, a MatMul weight's); returns
+    the nodes restoring it under its name."""
+    name = init.name
+    # Quantized as [reduction, channel]: transposed when the rows are the channels.
+    if hessian is not None and not rows_are_channels:
+        q, scale = gptq_columns(array, hessian, block)
+    else:
+        q, scale = quantize_blocks(array.T if rows_are_channels else array, block)
+    if rows_are_channels:
+        q = q.T
+        scale = scale.T if block is None else scale.transpose(2, 0, 1)  # [R, 1] or [R, C / block, 1]
+    graph.initializer.remove(init)
+    q_name, s_name = name + ".int8", name + ".scale"
+    if block is not None:  # [K / B, B, N] or [R, C / B, B], against the scale's shape
+        q = q.reshape(q.shape[0], -1, block) if rows_are_channels else q.reshape(-1, block, q.shape[1])
+    graph.initializer.append(numpy_helper.from_array(np.ascontiguousarray(q), q_name))
+    if restore == "dequantize-linear":
+        graph.initializer.append(numpy_helper.from_array(scale.reshape(-1), s_name))
+        zero = numpy_helper.from_array(np.zeros(scale.size, np.int8), name + ".zero_point")
+        graph.initializer.append(zero)
+        axis = 0 if rows_are_channels else 1
+        return [helper.make_node("DequantizeLinear", [q_name, s_name, zero.name], [name], name=name + ".dq", axis=axis)]
+    graph.initializer.append(numpy_helper.from_array(np.ascontiguousarray(scale), s_name))
+    cast = helper.make_node("Cast", [q_name], [name + ".f32"], name=name + ".cast", to=TensorProto.FLOAT)
+    if block is None:
+        return [cast, helper.make_node("Mul", [name + ".f32", s_name], [name], name=name + ".scale")]
+    shape = numpy_helper.from_array(np.array(array.shape, np.int64), name + ".shape")
+    graph.initializer.append(shape)
+    return [
+        cast,
+        helper.make_node("Mul", [name + ".f32", s_name], [name + ".blocks"], name=name + ".scale"),
+        helper.make_node("Reshape", [name + ".blocks", shape.name], [name], name=name + ".reshape"),
+    ]
+
+
+def gptq_columns(
+    weight: np.ndarray, hessian: np.ndarray, block: int | None = None, damp: float = 0.01
+) -> tuple[np.ndarray, np.ndarray]:
+    """GPTQ (Frantar et al. 2022) for a MatMul weight [K, N] read as x @ weight: int8 values and
+    scales in quantize_blocks' layout that keep x @ dequantised close to x @ weight for inputs with
+    second moments `hessian` (E[x x^T], [K, K]), where rounding each weight to nearest only keeps
+    each weight close. The K input rows are quantized in turn, each one's rounding error pushed onto
+    the rows not yet quantized through the inverse Hessian's Cholesky factor. Per channel (block
+    None): a scale per column from the weight's own maximum, rows in order of decreasing input
+    energy ("act order"); per block: each block's scale from its weights as updated so far, rows
+    in order. `damp` × mean diagonal is added to the Hessian (inputs that never vary). Raises
+    ValueError for a block not dividing K."""
+    rows, cols = weight.shape
+    if block is not None and (block <= 0 or rows % block):
+        raise ValueError(f"block size {block} does not divide the reduction axis ({rows})")
+    w = weight.astype(np.float64).copy()
+    h = hessian.astype(np.float64).copy()
+    dead = np.diag(h) == 0  # inputs that are always 0: their weights do not matter
+    h[dead, dead] = 1.0
+    w[dead] = 0.0
+    h += damp * np.mean(np.diag(h)) * np.eye(rows)
+    order = np.argsort(-np.diag(h), kind="stable") if block is None else np.arange(rows)
+    w, h = w[order], h[np.ix_(order, order)]
+    # Upper Cholesky factor of H^-1: row i's error spreads to rows > i by u[i, i + 1:] / u[i, i].
+    u = np.linalg.cholesky(np.linalg.inv(h)).T
+    q = np.zeros((rows, cols), np.int8)
+    scales = []
+    scale = None
+    for i in range(rows):
+        if scale is None or (block is not None and i % block == 0):
+            part = w if block is None else w[i : i + block]
+            scale = np.abs(part).max(axis=0) / INT8_MAX
+            scale[scale == 0] = 1.0
+            scale = scale.astype(np.float32).astype(np.float64)  # the scale as stored
+            scales.append(scale)
+        q[i] = np.clip(np.rint(w[i] / scale), -INT8_MAX, INT8_MAX)
+        error = (w[i] - q[i] * scale) / u[i, i]
+        w[i + 1 :] -= np.outer(u[i, i + 1 :], error)
+    inverse = np.argsort(order)
+    stacked = np.stack(scales).astype(np.float32)
+    if block is None:
+        return q[inverse], stacked.reshape(1, cols)
+    return q[inverse], stacked.reshape(rows // block, 1, cols)
+
+
+def calibration_hessians(model, proto: onnx.ModelProto, corpus_dir, lines: int = 2000, seed: int = 0) -> dict:
+    """E[x x^T] of the input x of every MatMul weight of `proto` (an fp32 export of `model`),
+    measured by running `model` (torch) on `lines` random lines of the training split of
+    scripts/build-corpus's `corpus_dir` ([CLS] line [SEP], at most 128 tokens, one content token
+    masked, as the runtime sees them), over their real tokens. Keys are the initializer names
+    (matched by value: each nn.Linear weight, transposed, is one initializer). Raises ValueError
+    when the corpus was tokenized with another vocabulary than the model's."""
+    from pathlib import Path
+
+    import torch
+
+    from .train_data import SPECIALS, Corpus
+
+    corpus_dir = Path(corpus_dir)
+    vocab_file = corpus_dir / "vocab.txt"
+    model_vocab = model.config.vocab_size
+    if not vocab_file.is_file() or len(vocab_file.read_text(encoding="utf-8").splitlines()) != model_vocab:
+        raise ValueError(f"{corpus_dir}: no vocab.txt of the model's {model_vocab} tokens (scripts/build-corpus)")
+    vocab = vocab_file.read_text(encoding="utf-8").splitlines()
+    special = np.array([t in SPECIALS for t in vocab])
+    cls_id, sep_id, mask_id = (vocab.index(t) for t in ("[CLS]", "[SEP]", "[MASK]"))
+    corpus = Corpus(corpus_dir, "train")
+    rng = np.random.default_rng(seed)
+    sequences = []
+    for index in rng.choice(corpus.num_lines, size=min(lines, corpus.num_lines), replace=False):
+        ids = np.concatenate([[cls_id], corpus.line(int(index))[:126].astype(np.int64), [sep_id]])
+        content = np.flatnonzero(~special[ids])
+        if len(content):
+            ids[rng.choice(content)] = mask_id
+            sequences.append(ids)
+    by_value = {}
+    for init in proto.graph.initializer:
+        if init.data_type == TensorProto.FLOAT and len(init.dims) == 2:
+            by_value.setdefault(tuple(init.dims), []).append((init.name, numpy_helper.to_array(init)))
+    sums: dict[str, np.ndarray] = {}
+    counts: dict[str, int] = {}
+    state = {}
+    hooks = []
+    for module in model.modules():
+        if not isinstance(module, torch.nn.Linear):
+            continue
+        weight_t = module.weight.detach().float().numpy().T
+        name = next((n for n, a in by_value.get(weight_t.shape, []) if np.array_equal(a, weight_t)), None)
+        if name is None:
+            continue
+
+        def hook(_module, inputs, _output, name=name):
+            x = inputs[0].detach().double()
+            x = x[state["real"]] if x.shape[:2] == state["real"].shape else x.reshape(-1, x.shape[-1])
+            sums[name] = sums.get(name, 0) + (x.T @ x).numpy()
+            counts[name] = counts.get(name, 0) + x.shape[0]
+
+        hooks.append(module.register_forward_hook(hook))
+    table = model.bert.embeddings.word_embeddings.weight
+    try:
+        with torch.no_grad():
+            sequences.sort(key=len)
+            for start in range(0, len(sequences), 64):
+                group = sequences[start : start + 64]
+                width = max(len(ids) for ids in group)
+                ids = torch.zeros(len(group), width, dtype=torch.long)
+                real = torch.zeros(len(group), width, dtype=torch.bool)
+                masks = torch.zeros(len(group), 1, dtype=torch.long)
+                for row, seq in enumerate(group):
+                    ids[row, : len(seq)] = torch.from_numpy(seq)
+                    real[row, : len(seq)] = True
+                    masks[row, 0] = int(np.flatnonzero(seq == mask_id)[0])
+                state["real"] = real
+                attention = real.long()
+                model.head_hidden(table[ids], attention, torch.zeros_like(attention), masks)
+    finally:
+        for handle in hooks:
+            handle.remove()
+    return {name: sums[name] / counts[name] for name in sums}

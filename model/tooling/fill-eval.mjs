@@ -26,8 +26,15 @@ export function coreFusion(fusion) {
   };
 }
 
-export async function openEvaluator(modelDir, { threads = 2, memory = true } = {}) {
-  const loaderPath = join(REPO_ROOT, 'dist/core/load-core.js');
+/**
+ * Opens `modelDir` for evaluation. Options: `threads` (onnxruntime-node intra-op threads),
+ * `memory` (false: no corpus memory), `memoryDir` (take memory.bin and its fusion weights from this
+ * model directory instead of `modelDir`'s own: two exports of one checkpoint compared fused under
+ * the same memory; the vocabularies must be the same), `dist` (the built runtime to load the C++
+ * core from, default the repository's dist/).
+ */
+export async function openEvaluator(modelDir, { threads = 2, memory = true, memoryDir = modelDir, dist } = {}) {
+  const loaderPath = join(dist ?? join(REPO_ROOT, 'dist'), 'core/load-core.js');
   if (!existsSync(loaderPath)) throw new Error(`${loaderPath} missing: run scripts/build`);
   const { loadCore } = await import(pathToFileURL(loaderPath).href);
   const core = await loadCore({ variant: 'single' });
@@ -49,9 +56,11 @@ export async function openEvaluator(modelDir, { threads = 2, memory = true } = {
       tok.startsWith('##') || /^\[(PAD|UNK|CLS|SEP|MASK|unused\d+)\]$/.test(tok) ? [] : [id],
     ),
   );
+  const memoryManifest =
+    memoryDir === modelDir ? manifest : JSON.parse(readFileSync(join(memoryDir, 'model.json'), 'utf8'));
   let mem = null;
-  if (memory && manifest.memory && existsSync(join(modelDir, manifest.memory.file))) {
-    mem = new module.Memory(new Uint8Array(readFileSync(join(modelDir, manifest.memory.file))), tokenizer);
+  if (memory && memoryManifest.memory && existsSync(join(memoryDir, memoryManifest.memory.file))) {
+    mem = new module.Memory(new Uint8Array(readFileSync(join(memoryDir, memoryManifest.memory.file))), tokenizer);
   }
   // A "core" model: the core's output layer gathers input embeddings and projects hidden states.
   const head =
@@ -97,7 +106,7 @@ export async function openEvaluator(modelDir, { threads = 2, memory = true } = {
     memory: mem,
     eligibleIds,
     encode,
-    fusion: manifest.memory?.fusion ?? null,
+    fusion: memoryManifest.memory?.fusion ?? null,
     /** Logits at the mask of each encoded case (batches of `batch`, padded). */
     async logits(encodings, batch = 32) {
       const out = [];

@@ -67,6 +67,7 @@ describe.skipIf(missing !== null)('the core graph kind (output layer in the C++ 
   }
 
   test('probabilities equal the reference (embeddings, hidden states, projection, softmax)', async () => {
+    expect(head.dtype).toBe(1); // the int8 head.bin: the core widens its rows to float32 at load
     for (const text of ['春眠不觉晓，处处闻[MASK]鸟。', '[MASK]天', '不[MASK]人的了大中国，[MASK]。']) {
       const ids = await ref.encode(text);
       const masks = ids.flatMap((id, i) => (id === ref.maskTokenId ? [i] : []));
@@ -75,8 +76,11 @@ describe.skipIf(missing !== null)('the core graph kind (output layer in the C++ 
       result.masks.forEach((mask, m) => {
         const expected = ref.topK(rows[m]!, 8);
         expect(mask.candidates.map((c) => c.token)).toEqual(expected.map((e) => e.token));
+        // Float32 products over exactly the dequantised rows, as for the f16 head below (the earlier
+        // int8 path rounded the hidden state to int16 first: ~1e-5 relative on this model, so the bound
+        // was 1e-3; tests/core/output-layer.test.ts checks the int8 layer bit for bit).
         mask.candidates.forEach((c, k) =>
-          expect(Math.abs(c.score - expected[k]!.p)).toBeLessThanOrEqual(1e-3 * expected[k]!.p + 1e-7),
+          expect(Math.abs(c.score - expected[k]!.p)).toBeLessThanOrEqual(1e-5 * expected[k]!.p + 1e-9),
         );
       });
     }

@@ -1,7 +1,8 @@
 // OutputLayer: head.bin parsing (every corruption rejected with a message) and the numbers: the
 // embeddings are the dequantised rows, the logits match a double-precision reference computed
-// here from the same table (int8: with the hidden row quantised as documented; f32: plain; f16:
-// plain over the halves' exact values, decoded here with ldexp, independently of the core).
+// here from the same table (int8: over the rows widened to float32, q x scale, with the hidden
+// state as it is — bit-identical to an f32 head.bin holding those floats; f32: plain; f16: plain
+// over the halves' exact values, decoded here with ldexp, independently of the core).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -97,33 +98,36 @@ std::unique_ptr<OutputLayer> Load(const std::vector<uint8_t>& bytes, int32_t voc
   return OutputLayer::Load(bytes, vocab, error);
 }
 
-TEST(OutputLayer, Int8LogitsMatchTheDocumentedComputation) {
+TEST(OutputLayer, Int8TableIsWidenedAtLoadAndComputedInFloat32) {
   const Head h = RandomHead(301, 40, kInt8, 1);
   std::string error;
   auto layer = Load(Serialize(h), 301, &error);
   ASSERT_NE(layer, nullptr) << error;
   EXPECT_EQ(layer->HiddenSize(), 40);
   EXPECT_STREQ(layer->DType(), "int8");
+  // The same model as an f32 head.bin holding the widened rows (float32 q x scale): the int8 layer
+  // must compute exactly what it computes, embeddings and logits, bit for bit.
+  Head widened = RandomHead(301, 40, kF32, 1);
+  widened.bias = h.bias;
+  for (uint32_t v = 0; v < 301; ++v) {
+    for (size_t k = 0; k < 40; ++k) widened.f[v * 40 + k] = static_cast<float>(h.q[v * h.stride + k]) * h.scale[v];
+  }
+  auto f32 = Load(Serialize(widened), 301, &error);
+  ASSERT_NE(f32, nullptr) << error;
   std::mt19937 rng(2);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> hidden(2 * 40);
   for (auto& x : hidden) x = normal(rng);
-  std::vector<float> logits(2 * 301);
+  hidden[3] = 1e-30f;  // a value int16 rounding of the row (the old int8 path) would have zeroed
+  std::vector<float> logits(2 * 301), expected(2 * 301);
   layer->Logits(hidden.data(), 2, logits.data());
+  f32->Logits(hidden.data(), 2, expected.data());
+  EXPECT_EQ(std::memcmp(logits.data(), expected.data(), 4 * logits.size()), 0);
   for (size_t r = 0; r < 2; ++r) {
-    // Reference: quantise the row as documented (int16, 32 767 levels for 48-wide rows), exact
-    // integer dot, scale, bias.
-    float max = 0;
-    for (size_t k = 0; k < 40; ++k) max = std::max(max, std::fabs(hidden[r * 40 + k]));
-    const double scale = max / 32767.0;
     for (uint32_t v = 0; v < 301; ++v) {
-      double dot = 0, exact = 0;
-      for (size_t k = 0; k < 40; ++k) {
-        dot += std::nearbyint(hidden[r * 40 + k] / scale) * h.q[v * h.stride + k];
-        exact += hidden[r * 40 + k] * h.q[v * h.stride + k] * double{h.scale[v]};
-      }
-      EXPECT_NEAR(logits[r * 301 + v], dot * scale * h.scale[v] + h.bias[v], 1e-3) << v;
-      EXPECT_NEAR(logits[r * 301 + v], exact + h.bias[v], 2e-3) << v;  // quantising the hidden row costs little
+      double exact = h.bias[v];
+      for (size_t k = 0; k < 40; ++k) exact += double{hidden[r * 40 + k]} * widened.f[v * 40 + k];
+      EXPECT_NEAR(logits[r * 301 + v], exact, 1e-5 * (1 + std::fabs(exact))) << v;
     }
   }
   std::vector<float> embedded(2 * 40);
