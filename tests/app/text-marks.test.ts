@@ -2,16 +2,7 @@
 // tokenizer (dist/core, the reference here) turns into [MASK] is highlighted, nothing else.
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
-import {
-  applyRunsUpdate,
-  cleanSuspicious,
-  findMarks,
-  findMasks,
-  findSuspicious,
-  type Run,
-  runsOf,
-  updateRuns,
-} from '../../web/app/src/text-marks.js';
+import { cleanSuspicious, findMarks, findMasks, findSuspicious } from '../../web/app/src/text-marks.js';
 import { BERT_BASE_CHINESE, loadBuild, missingPrerequisite, vocabPath } from '../core/core-builds.js';
 
 const SPELLINGS = [
@@ -103,61 +94,5 @@ describe('suspicious characters', () => {
     const marks = findMarks('\u200b[MASK]\u3000[mask]\u200d');
     expect(marks.map((m) => m.kind)).toEqual(['suspicious', 'mask', 'suspicious', 'mask', 'suspicious']);
     for (let i = 1; i < marks.length; i++) expect(marks[i]!.start).toBeGreaterThanOrEqual(marks[i - 1]!.end);
-  });
-});
-
-describe('updateRuns (the editor re-renders only around an edit)', () => {
-  const marksOf = (runs: Run[]) =>
-    runs.filter((r) => r.mark).map((r) => [r.start, r.end, r.mark!.kind, r.mark!.start, r.mark!.end]);
-  const apply = (previous: string, runs: Run[], next: string): Run[] =>
-    applyRunsUpdate(runs, updateRuns(previous, runs, next));
-  const tiles = (runs: Run[], length: number) =>
-    runs.every((r, i) => r.start === (i === 0 ? 0 : runs[i - 1]!.end) && r.end > r.start) &&
-    (runs.length === 0 ? length === 0 : runs.at(-1)!.end === length);
-
-  test('random edits of a text full of masks and invisible characters: the same marks as a full scan', () => {
-    const pieces = [
-      '春',
-      '眠',
-      '[MASK]',
-      '【mask】',
-      '［ＭＡＳＫ］',
-      '\u200b',
-      '\u3000',
-      '😀',
-      'a',
-      '[',
-      ']',
-      'MASK',
-      '\u202e',
-      ' ',
-    ];
-    let seed = 7;
-    const random = (n: number) => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return seed % n;
-    };
-    let text = Array.from({ length: 300 }, () => pieces[random(pieces.length)]).join('');
-    let runs = runsOf(text);
-    for (let step = 0; step < 400; step++) {
-      const at = random(text.length + 1);
-      const cut = random(4) === 0 ? random(12) : 0;
-      const insert = Array.from({ length: random(3) }, () => pieces[random(pieces.length)]).join('');
-      const next = text.slice(0, at) + insert + text.slice(Math.min(text.length, at + cut));
-      runs = apply(text, runs, next);
-      text = next;
-      expect(marksOf(runs), `step ${step}`).toEqual(marksOf(runsOf(text)));
-      expect(tiles(runs, text.length), `step ${step}`).toBe(true);
-    }
-  });
-
-  test('typing one character into 200 000 characters with 10 000 marks re-scans a few runs only', () => {
-    const text = '春眠不觉晓\u200b处处闻啼鸟\u3000'.repeat(200_000 / 12);
-    const runs = runsOf(text);
-    expect(runs.filter((r) => r.mark).length).toBeGreaterThan(10_000);
-    const at = 100_000;
-    const update = updateRuns(text, runs, `${text.slice(0, at)}字${text.slice(at)}`);
-    expect(update.middle.length).toBeLessThan(8);
-    expect(update.head + update.tail + update.middle.length).toBeGreaterThan(runs.length - 8);
   });
 });
