@@ -11,15 +11,20 @@ namespace {
 
 constexpr SpecialTokenIds kIds{0, 100, 101, 102, 103};
 
-// "id@begin-end" (char indices) for each match in `utf8`.
-std::vector<std::string> Matches(std::string_view utf8) {
+// Every special token FindSpecialTokens finds in `utf8`.
+std::vector<SpecialMatch> Find(std::string_view utf8) {
   std::vector<AlignedChar> chars;
   size_t error_offset;
   EXPECT_TRUE(DecodeUtf8(utf8, &chars, &error_offset));
   std::vector<SpecialMatch> matches;
   FindSpecialTokens(chars, kIds, &matches);
+  return matches;
+}
+
+// "id@begin-end" (char indices) for each match in `utf8`.
+std::vector<std::string> Matches(std::string_view utf8) {
   std::vector<std::string> out;
-  for (const SpecialMatch& m : matches) {
+  for (const SpecialMatch& m : Find(utf8)) {
     out.push_back(std::to_string(m.id) + "@" + std::to_string(m.begin) + "-" + std::to_string(m.end));
   }
   return out;
@@ -72,13 +77,8 @@ TEST(SpecialTokensTest, NearMissesAreText) {
 
 // "begin-end" (char indices) of each match's constraint, "-" for a match without one.
 std::vector<std::string> Constraints(std::string_view utf8) {
-  std::vector<AlignedChar> chars;
-  size_t error_offset;
-  EXPECT_TRUE(DecodeUtf8(utf8, &chars, &error_offset));
-  std::vector<SpecialMatch> matches;
-  FindSpecialTokens(chars, kIds, &matches);
   std::vector<std::string> out;
-  for (const SpecialMatch& m : matches) {
+  for (const SpecialMatch& m : Find(utf8)) {
     out.push_back(m.constrained ? std::to_string(m.constraint_begin) + "-" + std::to_string(m.constraint_end) : "-");
   }
   return out;
