@@ -27,7 +27,8 @@ export async function evaluateToneClass(modelDir, cases) {
   const { loadCore } = await import(pathToFileURL(join(DIST, 'core', 'load-core.js')).href);
   const core = await loadCore();
   const tk = await createFillMask({ model: modelDir, backend: 'auto', threads: 1 });
-  const classes = (text) => new Set(core.module.readingsOf(text, false).flatMap((c) => Array.from(c.tones, classOf)));
+  const classes = (text) =>
+    new Set(core.module.readingsOf(text, false, undefined).flatMap((c) => Array.from(c.tones, classOf)));
   const hits = { plain: [0, 0], constrained: [0, 0] };
   const skipped = { polyphone: 0, noClass: 0 };
   const byClass = { 平: 0, 仄: 0 };

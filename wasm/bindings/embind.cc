@@ -819,7 +819,7 @@ val BuildInfo() {
 // Pinyin
 // ---------------------------------------------------------------------------
 
-// { display, syllable, tone, toneClass, allowed: Uint8Array(vocabSize), count } for a constraint the user typed, or
+// { display, allowed: Uint8Array(vocabSize), count } for a constraint the user typed, or
 // { error } with the core's message (a user mistake, reported with the blank by the caller).
 val SoundConstraintFor(const TokenizerHandle& tokenizer, val text) {
   if (!text.isString()) Throw("soundConstraint: text must be a string", text);
@@ -834,20 +834,32 @@ val SoundConstraintFor(const TokenizerHandle& tokenizer, val text) {
   size_t count = 0;
   for (const uint8_t a : allowed) count += a;
   result.set("display", FormatSoundConstraint(constraint));
-  SoundConstraint toneless = constraint;
-  toneless.tone = 0;
-  result.set("syllable", constraint.tone_class == 0 ? FormatSoundConstraint(toneless) : std::string());
-  result.set("tone", constraint.tone);
-  result.set("toneClass", constraint.tone_class);
   result.set("allowed", NewTypedArray("Uint8Array", allowed.data(), allowed.size()));
   result.set("count", count);
   return result;
 }
 
-// [{ start, end, readings: string[], tones: Int8Array }] for each character of `text` with readings.
-val ReadingsOfTextFor(val text, bool marks) {
-  if (!text.isString()) Throw("readingsOf: text must be a string", text);
-  const std::vector<CharReadings> readings = ReadingsOfText(text.as<std::string>(), marks);
+// [{ start, end, readings: string[], tones: Int8Array }] for each character of `text` with readings;
+// `prefer`: undefined, or a constraint (as soundConstraint takes it) whose readings come first.
+// Reads readingsOf's `prefer` (its locals are gone before the caller may throw).
+const char* TryReadPrefer(const val& prefer, SoundConstraint* out, bool* constrained) {
+  *constrained = false;
+  if (prefer.isUndefined() || prefer.isNull()) return nullptr;
+  std::string error;
+  if (!prefer.isString() || !ParseSoundConstraint(prefer.as<std::string>(), out, &error)) {
+    return "readingsOf: prefer must be a sound constraint such as \"shang4\" or \"平\"";
+  }
+  *constrained = true;
+  return nullptr;
+}
+
+val ReadingsOfTextFor(val text, bool marks, val prefer) {
+  if (!text.isString()) Throw("readingsOf: text must be a string", text, prefer);
+  SoundConstraint constraint;
+  bool constrained = false;
+  if (const char* error = TryReadPrefer(prefer, &constraint, &constrained)) Throw(error, text, prefer);
+  const std::vector<CharReadings> readings =
+      ReadingsOfText(text.as<std::string>(), marks, constrained ? &constraint : nullptr);
   val result = val::array();
   for (size_t i = 0; i < readings.size(); ++i) {
     val entry = val::object();

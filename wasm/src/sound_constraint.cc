@@ -1,5 +1,6 @@
 // Constraints on a blank by sound (tiankong.h "Pinyin"): parsing what a user types after
 // "MASK:", matching characters against the pinyin table, and readings for display.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -70,13 +71,17 @@ std::string FormatSoundConstraint(const SoundConstraint& constraint) {
   return pinyin::Format({constraint.syllable, constraint.tone}, true);
 }
 
+namespace {
+// Whether one reading meets the constraint (the rule SoundAccepts applies to every reading).
+bool Meets(const SoundConstraint& constraint, const pinyin::Reading& reading) {
+  if (constraint.tone_class != 0) return static_cast<int>(pinyin::ClassOf(reading.tone)) == constraint.tone_class;
+  return reading.syllable == constraint.syllable && (constraint.tone == 0 || constraint.tone == reading.tone);
+}
+}  // namespace
+
 bool SoundAccepts(const SoundConstraint& constraint, char32_t c) {
   for (const pinyin::Reading& reading : pinyin::ReadingsOf(c)) {
-    if (constraint.tone_class != 0) {
-      if (static_cast<int>(pinyin::ClassOf(reading.tone)) == constraint.tone_class) return true;
-    } else if (reading.syllable == constraint.syllable && (constraint.tone == 0 || constraint.tone == reading.tone)) {
-      return true;
-    }
+    if (Meets(constraint, reading)) return true;
   }
   return false;
 }
@@ -91,14 +96,18 @@ std::vector<uint8_t> SoundEligibility(const Tokenizer& tokenizer, const SoundCon
   return eligible;
 }
 
-std::vector<CharReadings> ReadingsOfText(std::string_view text, bool marks) {
+std::vector<CharReadings> ReadingsOfText(std::string_view text, bool marks, const SoundConstraint* prefer) {
   std::vector<CharReadings> out;
   std::vector<text::AlignedChar> chars;
   size_t error_offset = 0;
   text::DecodeUtf8(text, &chars, &error_offset);  // what decodes before an invalid byte is used
   for (const text::AlignedChar& c : chars) {
-    const std::vector<pinyin::Reading> readings = pinyin::ReadingsOf(c.cp);
+    std::vector<pinyin::Reading> readings = pinyin::ReadingsOf(c.cp);
     if (readings.empty()) continue;
+    if (prefer != nullptr) {
+      std::stable_partition(readings.begin(), readings.end(),
+                            [prefer](const pinyin::Reading& reading) { return Meets(*prefer, reading); });
+    }
     CharReadings& entry = out.emplace_back();
     entry.span = c.source;
     for (const pinyin::Reading& reading : readings) {

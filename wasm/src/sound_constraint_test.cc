@@ -84,6 +84,12 @@ TEST(SoundConstraintTest, ReadingsOfTextSkipWhatHasNone) {
   EXPECT_EQ(readings[2].span.end, 7u);
   EXPECT_EQ(ReadingsOfText("上", false)[0].readings[0], "shang4");
   EXPECT_TRUE(ReadingsOfText("\xC0").empty());
+  // A constraint puts the readings that meet it first, the rest in their order.
+  const SoundConstraint hang = Parsed("hang2");
+  EXPECT_EQ(ReadingsOfText("行", true, &hang)[0].readings[0], "háng");
+  EXPECT_EQ(ReadingsOfText("行", true, &hang)[0].readings[1], "xíng");
+  const SoundConstraint ze = Parsed("仄");
+  EXPECT_EQ(ReadingsOfText("长", true, &ze)[0].readings[0], "zhǎng");
 }
 
 }  // namespace

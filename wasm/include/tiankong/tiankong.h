@@ -326,8 +326,10 @@ struct CharReadings {
 
 // The readings of every character of `text` (UTF-8) the table has readings for, in order;
 // others (punctuation, Latin, characters outside the table) are skipped. Text after an invalid
-// UTF-8 sequence is ignored.
-std::vector<CharReadings> ReadingsOfText(std::string_view text, bool marks = true);
+// UTF-8 sequence is ignored. With `prefer`, each character's readings that meet it come first
+// (otherwise likeliest first), as a candidate of a constrained blank shows them.
+std::vector<CharReadings> ReadingsOfText(std::string_view text, bool marks = true,
+                                         const SoundConstraint* prefer = nullptr);
 
 // ---------------------------------------------------------------------------
 // Fingerprint LRU cache: canonical token ids + mask positions + decode options

@@ -37,12 +37,6 @@ export type SoundConstraintResult =
   | {
       /** The constraint as shown: "shàng", "shang" (any tone), "平", "仄". */
       display: string;
-      /** The toneless syllable ("shang", "nü"); "" for a tone class. */
-      syllable: string;
-      /** 1-5, 0: any tone. */
-      tone: number;
-      /** 1 平, 2 仄, 0: a syllable constraint. */
-      toneClass: number;
       /** allowed[id] = 1 for the tokens that are one character the constraint accepts. */
       allowed: Uint8Array;
       /** How many tokens it admits (0: none of the vocabulary sounds like that). */
@@ -226,8 +220,12 @@ export interface CoreModule {
    * resolves it for the tokenizer's vocabulary; a mistake comes back as { error } (not thrown).
    */
   soundConstraint(tokenizer: WasmTokenizer, text: string): SoundConstraintResult;
-  /** The readings of every character of `text` that has some (tone marks, or numbers with marks false). */
-  readingsOf(text: string, marks: boolean): CharReadings[];
+  /**
+   * The readings of every character of `text` that has some (tone marks, or numbers with marks
+   * false), likeliest first; with `prefer` (a constraint as soundConstraint takes it, e.g. its
+   * display), the readings meeting it first.
+   */
+  readingsOf(text: string, marks: boolean, prefer: string | undefined): CharReadings[];
   /** Which build was loaded. */
   buildInfo(): { threads: boolean; simd: boolean; version: string };
   /** The wasm heap's current size in bytes (it grows, never shrinks). */

@@ -387,7 +387,7 @@ export class FillMaskEngine {
       const vocabSize = this.tokenizer.vocabSize();
       // Each open row keeps its blank's sound constraint.
       const allowedAt = new Map(Array.from(maskPositions, (position, index) => [position, item.constraints[index]]));
-      const constrained = allowedRows(item.constraints) !== undefined;
+      const constrained = item.constraints.some((c) => c !== null);
       const decode = (logits: Float32Array, rows: number, sequence: Int32Array, open: Int32Array) =>
         decodeLogits(
           joint.decoding.decoder,

@@ -16,26 +16,8 @@ import { show } from './options.js';
 export interface BlankConstraint {
   /** As shown: "shàng", "shang" (any tone), "平", "仄". */
   display: string;
-  /** The toneless syllable ("" for a tone class), the tone (0: any) and the class (1 平, 2 仄, 0: none). */
-  syllable: string;
-  tone: number;
-  toneClass: number;
   /** allowed[id] = 1 for the tokens the blank may be. */
   allowed: Uint8Array;
-}
-
-/** One character's readings: with tone marks ("shàng") and as syllable + tone ("shang", 4). */
-interface Readings {
-  marked: string[];
-  syllables: string[];
-  tones: number[];
-}
-
-/** Whether a reading meets a constraint (tones 1-2 are 平, 3-4 仄 in 中华新韵). */
-function meets(constraint: BlankConstraint, syllable: string, tone: number): boolean {
-  if (constraint.toneClass !== 0)
-    return (tone === 1 || tone === 2 ? 1 : tone === 3 || tone === 4 ? 2 : 0) === constraint.toneClass;
-  return syllable === constraint.syllable && (constraint.tone === 0 || constraint.tone === tone);
 }
 
 /** Resolved constraints kept per engine (each holds one byte per vocabulary token). */
@@ -54,7 +36,7 @@ function blankName(index: number, written: string): string {
  */
 export class Pinyin {
   private readonly resolved = new Map<string, ReturnType<CoreModule['soundConstraint']>>();
-  private readonly readings = new Map<string, Readings[]>();
+  private readonly readings = new Map<string, string[]>();
 
   constructor(
     private readonly module: CoreModule,
@@ -98,39 +80,29 @@ export class Pinyin {
 
   /**
    * The readings of a one-character token, likeliest first ("xíng", "háng"), those meeting
-   * `constraint` first; for a token of several characters one reading, each character's likeliest
-   * (meeting the constraint) joined by spaces; [] when no character has one.
+   * `constraint` first (the core orders them); for a token of several characters one reading,
+   * each character's first joined by spaces; [] when no character has one.
    */
   readingsOf(token: string, constraint: BlankConstraint | null = null): string[] {
-    const chars = this.charReadings(token);
-    if (chars.length === 0) return [];
-    const ordered = chars.map((c) => {
-      if (!constraint) return c.marked;
-      const first = c.marked.filter((_, r) => meets(constraint, c.syllables[r]!, c.tones[r]!));
-      return [...first, ...c.marked.filter((m) => !first.includes(m))];
-    });
-    return chars.length === 1 && [...token].length === 1 ? ordered[0]! : [ordered.map((r) => r[0]!).join(' ')];
-  }
-
-  /** Each character's likeliest reading (meeting its blank's constraint), "" for one without. */
-  wordReadings(tokens: readonly string[], constraints: readonly (BlankConstraint | null)[]): string[] {
-    return tokens.map((token, k) => this.readingsOf(token, constraints[k] ?? null)[0] ?? '');
-  }
-
-  private charReadings(token: string): Readings[] {
-    let readings = this.readings.get(token);
+    const key = constraint ? `${token}\u0000${constraint.display}` : token;
+    let readings = this.readings.get(key);
     if (readings === undefined) {
-      const marked = this.module.readingsOf(token, true);
-      const numbered = this.module.readingsOf(token, false);
-      readings = marked.map((c, i) => ({
-        marked: c.readings,
-        syllables: numbered[i]!.readings.map((r) => r.slice(0, -1)),
-        tones: Array.from(c.tones),
-      }));
+      const chars = this.module.readingsOf(token, true, constraint?.display);
+      readings =
+        chars.length === 0
+          ? []
+          : chars.length === 1 && [...token].length === 1
+            ? chars[0]!.readings
+            : [chars.map((c) => c.readings[0]!).join(' ')];
       if (this.readings.size >= MAX_READINGS) this.readings.clear();
-      this.readings.set(token, readings);
+      this.readings.set(key, readings);
     }
     return readings;
+  }
+
+  /** Each character's first reading (meeting its blank's constraint), "" for one without. */
+  wordReadings(tokens: readonly string[], constraints: readonly (BlankConstraint | null)[]): string[] {
+    return tokens.map((token, k) => this.readingsOf(token, constraints[k] ?? null)[0] ?? '');
   }
 
   /** The mask as the user wrote it ("[MASK:shang4]"). */
@@ -154,8 +126,7 @@ export class Pinyin {
           'check the syllable and the tone (1-4, 5 for the neutral tone)',
       );
     }
-    const { display, syllable, tone, toneClass, allowed } = result;
-    return { display, syllable, tone, toneClass, allowed };
+    return { display: result.display, allowed: result.allowed };
   }
 }
 
