@@ -315,6 +315,19 @@ ARCHITECTURES = {
 KINDS = ["core", "mask-only", "full"]
 
 
+def small_config(layers: int = 2, **architecture) -> BertConfig:
+    """The small BERT most tests export: 64 wide, 4 heads, FFN 96, 300 tokens, 64 positions."""
+    return BertConfig(
+        vocab_size=300,
+        hidden_size=64,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        intermediate_size=96,
+        max_position_embeddings=64,
+        **architecture,
+    )
+
+
 def trained_looking(config: BertConfig, seed: int = 0) -> BertForMaskedLM:
     """A random model with non-zero biases, LayerNorm gains away from 1 and larger weights (larger
     logit margins), so a wrong bias, gain or residual shows."""
@@ -392,15 +405,7 @@ def export_pair(model, kind: str, directory: Path, batches: list[dict], **lean_o
 
 @pytest.mark.parametrize("arch", ARCHITECTURES)
 def test_lean_equals_torch_export_for_every_kind_in_both_runtimes(arch, tmp_path):
-    config = BertConfig(
-        vocab_size=300,
-        hidden_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=96,
-        max_position_embeddings=64,
-        **ARCHITECTURES[arch],
-    )
+    config = small_config(**ARCHITECTURES[arch])
     model = trained_looking(config)
     batches = [sample_batch(config.vocab_size, seed) for seed in range(2)]  # padded rows, 2 masks
     compare_in_both_runtimes([export_pair(model, kind, tmp_path, batches) for kind in KINDS], arch)
@@ -409,18 +414,7 @@ def test_lean_equals_torch_export_for_every_kind_in_both_runtimes(arch, tmp_path
 def test_fused_projections_and_token_types_equal_the_torch_export(tmp_path):
     """The fuse_projections variant (one MatMul + Split for Q/K/V and for GeGLU) and the
     token_type_ids input (no type row folded into the positions)."""
-    model = trained_looking(
-        BertConfig(
-            vocab_size=300,
-            hidden_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            intermediate_size=96,
-            max_position_embeddings=64,
-            layer_norm_position="pre",
-            ffn_type="geglu",
-        )
-    )
+    model = trained_looking(small_config(layer_norm_position="pre", ffn_type="geglu"))
     batches = [sample_batch(300, seed) for seed in range(2)]
     batches[1]["token_type_ids"][:, 4:] = 1
     pairs = [
@@ -442,15 +436,7 @@ def test_bert_base_shaped_layers_equal_the_torch_export(tmp_path):
 
 def test_the_graph_is_lean():
     """No shape arithmetic, fused attention and LayerNorms: what the graph should keep being."""
-    config = BertConfig(
-        vocab_size=300,
-        hidden_size=64,
-        num_hidden_layers=3,
-        num_attention_heads=4,
-        intermediate_size=96,
-        max_position_embeddings=64,
-        **ARCHITECTURES["pre-LN GeGLU, no projection bias (default)"],
-    )
+    config = small_config(3, **ARCHITECTURES["pre-LN GeGLU, no projection bias (default)"])
     model = trained_looking(config)
     for kind in KINDS:
         counts = op_counts(export_lean(model, kind))
@@ -498,17 +484,7 @@ def test_lean_export_option_writes_the_same_interface_and_quantizes(tiny_checkpo
 def test_quantizers_see_every_weight_of_the_lean_graph():
     """Every weight matrix of the lean graph is a MatMul B initializer, so the passes convert as many
     matrices as for the torch export (the tied decoder of a mask-only graph included)."""
-    model = trained_looking(
-        BertConfig(
-            vocab_size=300,
-            hidden_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            intermediate_size=96,
-            max_position_embeddings=64,
-            **ARCHITECTURES["pre-LN GeGLU, no projection bias (default)"],
-        )
-    )
+    model = trained_looking(small_config(**ARCHITECTURES["pre-LN GeGLU, no projection bias (default)"]))
     for kind in ("core", "mask-only"):
         embedding = None if kind == "core" else "bert.embeddings.word_embeddings.weight"
         lean_int8 = quantize_dynamic_int8(export_lean(model, kind), embedding, DEFAULT_PATTERN, False)
