@@ -874,6 +874,35 @@ val ReadingsOfTextFor(val text, bool marks, val prefer) {
   return result;
 }
 
+// ---------------------------------------------------------------------------
+// ConfusionSets
+// ---------------------------------------------------------------------------
+
+class ConfusionSetsHandle {
+ public:
+  explicit ConfusionSetsHandle(const TokenizerHandle& tokenizer) : sets_(tokenizer.tokenizer()) {}
+
+  // { ids: Int32Array, kinds: Uint8Array } (1 sound, 2 near-sound, 3 shape), ConfusionSets::Of.
+  val Of(double id) const {
+    if (!std::isfinite(id) || std::floor(id) != id) Throw(Fail("ConfusionSets.of: %g is not a token id", id));
+    std::vector<Confusion> confusions;
+    if (id >= 0 && id <= 2147483647.0) confusions = sets_.Of(static_cast<int32_t>(id));
+    std::vector<int32_t> ids(confusions.size());
+    std::vector<uint8_t> kinds(confusions.size());
+    for (size_t i = 0; i < confusions.size(); ++i) {
+      ids[i] = confusions[i].id;
+      kinds[i] = static_cast<uint8_t>(confusions[i].kind);
+    }
+    val result = val::object();
+    result.set("ids", NewTypedArray("Int32Array", ids.data(), ids.size()));
+    result.set("kinds", NewTypedArray("Uint8Array", kinds.data(), kinds.size()));
+    return result;
+  }
+
+ private:
+  ConfusionSets sets_;
+};
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(tiankong_core) {
@@ -914,6 +943,10 @@ EMSCRIPTEN_BINDINGS(tiankong_core) {
       .function("put", &CacheHandle::Put)
       .function("clear", &CacheHandle::Clear)
       .function("stats", &CacheHandle::Stats);
+
+  emscripten::class_<ConfusionSetsHandle>("ConfusionSets")
+      .constructor<const TokenizerHandle&>()
+      .function("of", &ConfusionSetsHandle::Of);
 
   emscripten::function("soundConstraint", &SoundConstraintFor);
   emscripten::function("readingsOf", &ReadingsOfTextFor);

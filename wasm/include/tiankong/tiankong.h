@@ -332,6 +332,40 @@ std::vector<CharReadings> ReadingsOfText(std::string_view text, bool marks = tru
                                          const SoundConstraint* prefer = nullptr);
 
 // ---------------------------------------------------------------------------
+// Spelling check (纠错): the characters a wrong one may have been typed for (confusion.cc);
+// the runtime scores them against the original in context with the decoder.
+// ---------------------------------------------------------------------------
+
+// How two characters are confused, closest first: the same syllable in any tone (在/再), a
+// syllable of one fuzzy-pinyin swap (z/zh, c/ch, s/sh, n/l, an/ang, en/eng, in/ing: 四/是), or a
+// similar picture (未/末, shape.h).
+enum class ConfusionKind : uint8_t { kSound = 1, kNearSound = 2, kShape = 3 };
+
+struct Confusion {
+  int32_t id = 0;
+  ConfusionKind kind = ConfusionKind::kSound;
+};
+
+class ConfusionSets {
+ public:
+  // Indexes the one-character tokens of `tokenizer`'s vocabulary by the syllables of their two
+  // likeliest readings (the object keeps no reference to the tokenizer).
+  explicit ConfusionSets(const Tokenizer& tokenizer);
+  ~ConfusionSets();
+  ConfusionSets(const ConfusionSets&) = delete;
+  ConfusionSets& operator=(const ConfusionSets&) = delete;
+
+  // The vocabulary tokens token `id` may have been typed for, each once with its closest kind,
+  // ordered by kind, then id; never `id` itself or a special token. Empty when `id` is not one
+  // character, or nothing sounds or looks like it.
+  std::vector<Confusion> Of(int32_t id) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---------------------------------------------------------------------------
 // Fingerprint LRU cache: canonical token ids + mask positions + decode options
 // -> decoded results. Sound: the full key is compared on every hit.
 // ---------------------------------------------------------------------------

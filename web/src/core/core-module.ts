@@ -199,6 +199,22 @@ export interface WasmFingerprintCache {
   delete(): void;
 }
 
+/** The characters a wrong one may have been typed for (the spelling check's candidates). */
+export interface WasmConfusionSets {
+  /**
+   * The vocabulary tokens token `id` may stand in for, each once with its closest kind, ordered
+   * by kind, then id; empty when `id` is not one character (or out of range). Throws for a
+   * non-integer id.
+   */
+  of(id: number): {
+    ids: Int32Array;
+    /** Per id (C++ ConfusionKind): 1 the same syllable in any tone (在/再), 2 one fuzzy-pinyin swap
+     * (z/zh, c/ch, s/sh, n/l, an/ang, en/eng, in/ing: 四/是), 3 a similar picture (未/末). */
+    kinds: Uint8Array;
+  };
+  delete(): void;
+}
+
 export interface CoreModule {
   Tokenizer: new (vocabBytes: Uint8Array, options: TokenizerOptions) => WasmTokenizer;
   Decoder: new (tokenizer: WasmTokenizer, options: DecodeOptions) => WasmDecoder;
@@ -220,6 +236,8 @@ export interface CoreModule {
    * resolves it for the tokenizer's vocabulary; a mistake comes back as { error } (not thrown).
    */
   soundConstraint(tokenizer: WasmTokenizer, text: string): SoundConstraintResult;
+  /** Indexes the tokenizer's one-character tokens by sound and shape (it keeps no reference to it). */
+  ConfusionSets: new (tokenizer: WasmTokenizer) => WasmConfusionSets;
   /**
    * The readings of every character of `text` that has some (tone marks, or numbers with marks
    * false), likeliest first; with `prefer` (a constraint as soundConstraint takes it, e.g. its
