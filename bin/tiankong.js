@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // tiankong CLI: a thin shell over the package API in dist/ (build it with scripts/build).
 //   tiankong fill [options] [TEXT ...]      fill every [MASK] (stdin lines when no TEXT)
+//   tiankong check [options] [TEXT ...]     spelling check (纠错): likely wrong characters and fixes
 //   tiankong tokenize [options] [TEXT ...]  BERT WordPiece tokens, ids and offsets
 // Exit codes: 0 ok, 1 the model or vocab could not be loaded or the output could not be written,
 // 2 bad usage or an unreadable stdin (reported once, before any input is read) or some inputs
@@ -17,6 +18,7 @@ const HELP = `tiankong — Chinese fill-in-the-blank (BERT masked-language model
 
 Usage:
   tiankong fill [-m DIR] [-k N] [--threshold P] [--filter F] [--no-memory] [--joint [--beam N]] [--explain] [--json] [TEXT ...]
+  tiankong check [-m DIR] [--sensitivity S] [--keep W,W,...] [--no-memory] [--json] [TEXT ...]
   tiankong tokenize [--vocab PATH [--lowercase] [--max-length N] | -m DIR] [--truncate] [--json] [TEXT ...]
   tiankong --help | --version
 
@@ -48,6 +50,19 @@ fill:
                     input {"text": …, "error": {"code": …, "message": …}} (text: the first 200
                     characters of the input, with "textCut": true when it is longer)
 
+check:
+  -m, --model DIR   model directory (default: the packaged model)
+  --sensitivity S   how readily a character is flagged, 0..1 (default 0.5, the tuned threshold;
+                    higher finds more errors and raises more false alarms)
+  --keep W,W,...    characters or words never flagged (names, terms), comma-separated
+  --no-memory       score with the model alone
+  --backend B, --threads N   as for fill
+  --json            one JSON line per input: the object the API's check() returns, or an error
+                    object for a bad input (as for fill)
+  On a terminal the text is shown with each flagged character and its fix ([门→们] without
+  colour), then one line per fix: its kind (sound, shape or context), score and the candidates
+  with their pinyin. Numbers, Latin text and punctuation are never flagged.
+
 tokenize:
   -m, --model DIR   use the model's vocab, tokenizer settings and max length (default: the
                     packaged model, when neither --vocab nor --model is given)
@@ -65,6 +80,7 @@ Exit status: 0 ok, 1 the model or vocab could not be loaded or the output could 
 Examples:
   tiankong fill "春眠不觉晓，处处闻啼[MASK]。"
   tiankong fill -k 3 --json "床前明月光，疑是地[MASK]霜。"
+  tiankong check "我门再接再励，以经快完成了"
   tiankong tokenize "床前明月光"
 `;
 
@@ -86,12 +102,16 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'V' },
   'no-memory': { type: 'boolean' },
+  sensitivity: { type: 'string' },
+  keep: { type: 'string' },
 };
-/** Which command each option belongs to (an option of the other command is a usage error). */
+/** The options of each command besides -m, --json, --help, --version (another command's is a usage error). */
 const ONLY = {
   fill: ['top-k', 'threshold', 'filter', 'backend', 'threads', 'joint', 'beam', 'explain', 'no-memory'],
+  check: ['sensitivity', 'keep', 'backend', 'threads', 'no-memory'],
   tokenize: ['vocab', 'lowercase', 'max-length', 'truncate'],
 };
+const COMMANDS = Object.keys(ONLY);
 
 /** Bad usage: reported once, exit status 2. */
 class UsageError extends Error {}
@@ -128,18 +148,22 @@ async function main(argv) {
     .map((token) => from[token.index]);
   if (values.help || command === 'help') return void out(HELP);
   if (values.version || command === 'version') return void out(`tiankong ${packageVersion()}\n`);
-  if (command !== 'fill' && command !== 'tokenize') {
+  if (!COMMANDS.includes(command)) {
     throw new UsageError(
       command === undefined
-        ? 'missing command (fill or tokenize)'
-        : `unknown command '${command}' (expected fill or tokenize)`,
+        ? 'missing command (fill, check or tokenize)'
+        : `unknown command '${command}' (expected fill, check or tokenize)`,
     );
   }
-  const other = command === 'fill' ? 'tokenize' : 'fill';
-  const misplaced = ONLY[other].find((name) => values[name] !== undefined);
-  if (misplaced) throw new UsageError(`--${misplaced} is an option of tiankong ${other}, not of tiankong ${command}`);
+  const misplaced = COMMANDS.flatMap((c) => ONLY[c]).find(
+    (name) => values[name] !== undefined && !ONLY[command].includes(name),
+  );
+  if (misplaced) {
+    const owners = COMMANDS.filter((c) => ONLY[c].includes(misplaced)).map((c) => `tiankong ${c}`);
+    throw new UsageError(`--${misplaced} is an option of ${owners.join(' and ')}, not of tiankong ${command}`);
+  }
   const run = { texts, textIndexes, command };
-  return command === 'fill' ? fill(values, run) : tokenize(values, run);
+  return { fill, check, tokenize }[command](values, run);
 }
 
 function packageVersion() {
@@ -156,6 +180,7 @@ const NUMBERS = {
   threshold: { flag: '--threshold', value: 'a probability from 0 to 1' },
   beam: { flag: '--beam', value: 'a whole number from 1 to 32' },
   threads: { flag: '--threads', value: 'a whole number from 1 to 64' },
+  sensitivity: { flag: '--sensitivity', value: 'a number from 0 to 1' },
   'max-length': { flag: '--max-length', value: 'a whole number from 2 to 1073741824' },
 };
 /** Option names by their short letter (k → top-k). */
@@ -226,6 +251,8 @@ const CLI_NAMES = [
   [/createFillMask\(\{ memory: false \}\)/g, '--no-memory'],
   [/^topK must be an integer/, '-k/--top-k must be a whole number'],
   [/^threshold must be/, '--threshold must be'],
+  [/^sensitivity must be/, '--sensitivity must be'],
+  [/^keep\[(\d+)\] must be/, '--keep entry $1 must be'],
   [/^beam must be an integer/, '--beam must be a whole number'],
   [/^threads must be an integer/, '--threads must be a whole number'],
   [/^maxLength must be an integer/, '--max-length must be a whole number'],
@@ -332,6 +359,62 @@ async function fill(values, run) {
   } finally {
     await tk.dispose();
   }
+}
+
+async function check(values, run) {
+  const keep = values.keep === undefined ? undefined : values.keep.split(',').filter((w) => w.trim() !== '');
+  if (values.keep !== undefined && keep.length === 0) {
+    throw new UsageError('--keep needs characters or words separated by commas, e.g. --keep 张三,李四');
+  }
+  const options = { sensitivity: number(values, 'sensitivity'), ...(keep ? { keep } : {}) };
+  if (run.texts.length === 0) checkStdin(run.command); // before the model loads
+  const { createFillMask } = await import('../dist/index.js');
+  const tk = await createFillMask({
+    model: values.model,
+    backend: values.backend,
+    threads: number(values, 'threads'),
+    ...(values['no-memory'] ? { memory: false } : {}),
+  }).catch((error) => {
+    throw loadFailure(error);
+  });
+  try {
+    // The options are checked once, before any input is read ('' has nothing to check).
+    await tk.check('', options).catch((error) => {
+      if (isTiankongError(error) && error.code === 'BAD_OPTION') throw new UsageError(plain(error.message));
+      throw error;
+    });
+    await forEachInput(run, values.json, async (text) => {
+      const result = await tk.check(text, options);
+      out(values.json ? `${JSON.stringify(result)}\n` : formatCheck(result, useColour()));
+    });
+  } finally {
+    await tk.dispose();
+  }
+}
+
+/**
+ * A check result for people: the text with each flagged character and its fix (red → green on
+ * a terminal, [门→们] otherwise), the corrected text, then one line per fix.
+ */
+function formatCheck(result, colour) {
+  const { text, corrections } = result;
+  if (corrections.length === 0) return `${text}\n  no likely wrong characters (${result.checked} checked)\n\n`;
+  let marked = '';
+  let at = 0;
+  for (const c of corrections) {
+    marked += text.slice(at, c.start);
+    marked += colour
+      ? `\x1b[9;31m${c.original}\x1b[0m\x1b[1;32m${c.suggestion}\x1b[0m`
+      : `[${c.original}→${c.suggestion}]`;
+    at = c.end;
+  }
+  marked += text.slice(at);
+  const lines = [marked, `  → ${result.corrected}`];
+  for (const c of corrections) {
+    const candidates = c.candidates.map((k) => `${k.token}${readings(k.pinyin)} ${(100 * k.score).toFixed(1)}%`);
+    lines.push(`  ${c.original}→${c.suggestion} at ${c.start}–${c.end} (${c.kind}): ${candidates.join(', ')}`);
+  }
+  return `${lines.join('\n')}\n\n`;
 }
 
 /** The fill table; `explained[i]` (lines) is printed under mask i when given. */

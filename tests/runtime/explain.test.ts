@@ -88,7 +88,7 @@ describe.skipIf(missing !== null)('explain with the tiny model', () => {
     await expectMatchesReference(await wasm.explain(text, 0, '光'), refWeb, 1e-5);
   });
 
-  test('runs once per non-mask token plus once; deterministic; mask tokens score null', async () => {
+  test('runs once per non-mask token plus once (dynamic INT8: isolated runs); deterministic; mask tokens score null', async () => {
     const text = '春[MASK]不觉[MASK]晓';
     const runs = uncached.stats().runs;
     const first = await uncached.explain(text, 1, '春');
@@ -147,17 +147,26 @@ describe.skipIf(missing !== null)('explain with the tiny model', () => {
 });
 
 describe.skipIf(missing !== null || !hasDefaultModel)('explain with the default model', () => {
-  test('scores equal the independently computed drop', async () => {
+  test('scores equal the independently computed drop; variants share batched runs', async () => {
     const { createFillMask } = await api();
     const ref = await Reference.create(DEFAULT_MODEL);
     const tk = await createFillMask({ model: DEFAULT_MODEL, backend: 'auto', threads: 2 });
     try {
-      const text = '掩耳盗[MASK]';
-      const result = await tk.explain(text, 0, '铃');
-      // The default model is a core graph: the C++ core computes the output layer in float32 from
-      // its stored table (f16 or int8 × int16), the reference in float64 from the same table
-      // (measured differences ≤ 2e-4 in a log-probability drop).
-      await expectMatchesReference(result, ref, 2e-3);
+      // The default model computes in float32 (fp16-weights): the text and its occluded copies share
+      // batched runs of up to 16 variants and 128 tokens (session.ts: maxBatch, maxBatchTokens);
+      // the reference runs each alone.
+      const cases: [string, string, number][] = [
+        ['掩耳盗[MASK]', '铃', 1], // 4 variants of 6 tokens: one run
+        ['春眠不觉晓，处处闻啼鸟。夜来风雨声，花落知[MASK]少。', '多', 6], // 23 + 1 variants of 26 tokens: 4 per run
+      ];
+      for (const [text, token, runs] of cases) {
+        const result = await tk.explain(text, 0, token);
+        expect(result.timings.runs).toBe(runs);
+        // The default model is a core graph: the C++ core computes the output layer in float32 from
+        // its stored table (f16 or int8 × int16), the reference in float64 from the same table
+        // (measured differences ≤ 2e-4 in a log-probability drop).
+        await expectMatchesReference(result, ref, 2e-3);
+      }
     } finally {
       await tk.dispose();
     }

@@ -52,10 +52,10 @@ std::vector<int> NearSyllables(std::string_view name) {
 }  // namespace
 
 struct ConfusionSets::Impl {
-  std::vector<char32_t> char_of;                       // by token id; 0: not one character
-  std::unordered_map<char32_t, int32_t> id_of;         // one-character tokens
-  std::vector<std::vector<int32_t>> by_syllable;       // token ids, ascending
-  std::vector<std::vector<int>> near;                  // by syllable
+  std::vector<char32_t> char_of;                  // by token id; 0: not one character
+  std::unordered_map<char32_t, int32_t> id_of;    // one-character tokens
+  std::vector<std::vector<int32_t>> by_syllable;  // token ids, ascending
+  std::vector<std::vector<int>> near;             // by syllable
 };
 
 ConfusionSets::ConfusionSets(const Tokenizer& tokenizer) : impl_(std::make_unique<Impl>()) {

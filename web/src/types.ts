@@ -43,7 +43,29 @@ export interface ModelManifest {
   files: Record<string, { sha256: string; bytes: number }>;
   /** The corpus memory (scripts/build-memory), when the model has one. */
   memory?: ModelMemory;
+  /** The spelling check's rule for this model (scripts/tune-check); built-in defaults when absent. */
+  check?: ModelCheckRule;
   [key: string]: unknown;
+}
+
+/**
+ * model.json's "check" block: a position is flagged when a candidate's gain (ln P(candidate) −
+ * ln P(original), fused) less its kind's penalty exceeds `threshold` (check's sensitivity 0.5);
+ * flags within `suppress_within` tokens of a stronger one are dropped. A null penalty: that kind
+ * is never suggested.
+ */
+export interface ModelCheckRule {
+  /**
+   * Positions whose suspicion (the best candidate's logit less the original's, in one run over
+   * the text as it is) is at most this are taken as right without a masked run; absent: every
+   * position is scored masked.
+   */
+  prefilter?: number;
+  threshold: number;
+  penalty: { near_sound: number; shape: number; context: number | null };
+  suppress_within: number;
+  /** How it was tuned (informational). */
+  tuned?: Record<string, unknown>;
 }
 
 /** model.json's "memory" block: the memory file and how the decoder fuses it with the model. */
@@ -303,6 +325,59 @@ export interface ExplainResult {
   timings: { tokenizeMs: number; inferenceMs: number; totalMs: number; runs: number };
 }
 
+export interface CheckOptions {
+  /**
+   * How readily a character is flagged, 0 to 1 (default 0.5, the threshold tuned on a dev error
+   * set; higher flags more, with more false alarms).
+   */
+  sensitivity?: number;
+  /** Characters or words never flagged (names, terms): every occurrence in the text is left alone. */
+  keep?: string[];
+  /** Fuse the corpus memory into the scoring (default true when the model has one). */
+  memory?: boolean;
+  /** Cancels the request (checked between the model runs). */
+  signal?: AbortSignal;
+}
+
+/** A suggestion for one flagged character. */
+export interface CheckCandidate {
+  token: string;
+  /** P(token) / (P(token) + P(original)) at the position, model and memory fused: above 0.5. */
+  score: number;
+  /** Readings of the token, likeliest first. */
+  pinyin: string[];
+}
+
+/** A character that is likely wrong. */
+export interface CheckCorrection {
+  /** UTF-16 offsets into `text`. */
+  start: number;
+  end: number;
+  original: string;
+  /** The best candidate (candidates[0].token). */
+  suggestion: string;
+  /** candidates[0].score. */
+  score: number;
+  /** How the suggestion relates to the original: it sounds alike, looks alike, or only fits the context. */
+  kind: 'sound' | 'shape' | 'context';
+  /** Every candidate that passes the sensitivity, best first (at most 5). */
+  candidates: CheckCandidate[];
+}
+
+export interface CheckResult {
+  /** The input text (lone surrogates replaced by U+FFFD). */
+  text: string;
+  /** `text` with every suggestion applied. */
+  corrected: string;
+  /** In text order. */
+  corrections: CheckCorrection[];
+  /** Characters scored (one masked copy of the text each). */
+  checked: number;
+  /** True when the scoring came from the cache (no model run). */
+  cached: boolean;
+  timings: { tokenizeMs: number; inferenceMs: number; decodeMs: number; totalMs: number; runs: number };
+}
+
 /** Result-cache counters, exactly as the C++ fingerprint cache reports them. */
 export type { CacheStats };
 
@@ -323,7 +398,7 @@ export interface FillMaskStats {
   model: { name: string; vocabSize: number; maxLength: number; source: string };
   /** The corpus memory in use, or null (none listed, or createFillMask({ memory: false })). */
   memory: { bytes: number; ngrams: number; texts: number; idioms: number; maxOrder: number } | null;
-  /** Model runs so far (cache hits do not run the model). */
+  /** Model runs so far (cache hits do not run the model; a batched run of several inputs counts one). */
   runs: number;
 }
 
@@ -354,8 +429,9 @@ export interface FillMaskModel {
   /**
    * Attribution by occlusion: how much each token of `text` supports `token` at mask number
    * `maskIndex` (0-based). Each non-mask token is replaced by [MASK] in turn; its score is the
-   * drop in the candidate's log-probability. One model run per token plus one (isolated runs:
-   * batching them would let the INT8 activation quantization mix the variants). Cached like fill.
+   * drop in the candidate's log-probability. The text and its occluded copies share batched model
+   * runs when the model computes in float32 (the default model); a dynamic-INT8 model runs each
+   * alone (batching would let its activation quantization mix the variants). Cached like fill.
    * @example
    * ```ts
    * const { tokens, top } = await tk.explain('掩耳盗[MASK]', 0, '铃');
@@ -363,6 +439,19 @@ export interface FillMaskModel {
    * ```
    */
   explain(text: string, maskIndex: number, token: string, options?: ExplainOptions): Promise<ExplainResult>;
+  /**
+   * Spelling check (纠错): the characters of `text` that are likely wrong, each with what it
+   * should be (same-length substitutions: homophones, near homophones, look-alikes, and
+   * characters only the context rejects). Every Chinese character is masked in turn and scored
+   * by the model and the memory against its confusions, in batched runs; numbers, Latin text and
+   * punctuation are left alone. An empty text has nothing to correct. Cached like fill.
+   * @example
+   * ```ts
+   * const { corrected, corrections } = await tk.check('我门再接再励，以经快完成了');
+   * console.log(corrected, corrections.map((c) => `${c.original}→${c.suggestion}`));
+   * ```
+   */
+  check(text: string, options?: CheckOptions): Promise<CheckResult>;
   /** Cache, backend and thread information (synchronous: a snapshot kept current after every call). */
   stats(): FillMaskStats;
   /** Frees the model, the inference session and all threads. Later calls reject with DISPOSED. */

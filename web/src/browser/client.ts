@@ -30,7 +30,7 @@ export interface WorkerEndpoint {
 let nextId = 1;
 
 /** Requests that carry `aborted` (protocol.ts) when their signal aborted before they were sent. */
-const CHECKED_WHEN_ABORTED = new Set<Request['type']>(['fill', 'fillBatch', 'explain']);
+const CHECKED_WHEN_ABORTED = new Set<Request['type']>(['fill', 'fillBatch', 'explain', 'check']);
 
 /** Why the Worker died: offline before worker.js was ever downloaded, or a load/bundling problem. */
 function workerError(event: ErrorEvent): TiankongError {

@@ -47,6 +47,7 @@ export function serveEngine(setup: HostSetup): (request: Request) => Promise<voi
     if (request.type === 'fill') return engine.fill(request.text, { ...request.options, signal });
     if (request.type === 'fillBatch') return engine.fillBatch(request.texts, { ...request.options, signal });
     if (request.type === 'explain') return engine.explain(request.text, request.maskIndex, request.token, { signal });
+    if (request.type === 'check') return engine.check(request.text, { ...request.options, signal });
     throw new TiankongError(
       'BAD_OPTION',
       `tiankong: unknown request ${JSON.stringify((request as { type: unknown }).type)}`,

@@ -7,10 +7,13 @@
  * thread's `stats()` can stay synchronous.
  */
 import type { SerializedError } from '../errors.js';
-import type { Backend, FillMaskStats, FillOptions, LoadProgress, ModelBytes } from '../types.js';
+import type { Backend, CheckOptions, FillMaskStats, FillOptions, LoadProgress, ModelBytes } from '../types.js';
 
 /** FillOptions minus the AbortSignal (not cloneable; cancellation is a `cancel` message). */
 export type WireFillOptions = Omit<FillOptions, 'signal'>;
+
+/** CheckOptions minus the AbortSignal. */
+export type WireCheckOptions = Omit<CheckOptions, 'signal'>;
 
 export interface WireCreateOptions {
   /** An absolute URL (resolved against the page), or the bytes. */
@@ -35,6 +38,7 @@ export type Request =
   | { type: 'fill'; id: number; text: string; options: WireFillOptions; aborted?: boolean }
   | { type: 'fillBatch'; id: number; texts: string[]; options: WireFillOptions; aborted?: boolean }
   | { type: 'explain'; id: number; text: string; maskIndex: number; token: string; aborted?: boolean }
+  | { type: 'check'; id: number; text: string; options: WireCheckOptions; aborted?: boolean }
   | { type: 'cancel'; id: number; target: number }
   | { type: 'dispose'; id: number };
 

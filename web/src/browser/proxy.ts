@@ -7,11 +7,20 @@
  * postMessage. The engine checks again on its thread; errors come back as TiankongErrors with
  * their code, message and index.
  */
-import { checkExplainOptions, checkFillOptions, checkText, checkTexts } from '../engine/options.js';
+import { checkCheckOptions, checkExplainOptions, checkFillOptions, checkText, checkTexts } from '../engine/options.js';
 import { TiankongError } from '../errors.js';
-import type { ExplainOptions, ExplainResult, FillMaskModel, FillMaskStats, FillOptions, FillResult } from '../types.js';
+import type {
+  CheckOptions,
+  CheckResult,
+  ExplainOptions,
+  ExplainResult,
+  FillMaskModel,
+  FillMaskStats,
+  FillOptions,
+  FillResult,
+} from '../types.js';
 import type { WorkerClient } from './client.js';
-import type { WireFillOptions } from './protocol.js';
+import type { WireCheckOptions, WireFillOptions } from './protocol.js';
 
 const disposedMessage = 'tiankong: this model was disposed; create a new one with createFillMask()';
 
@@ -74,6 +83,13 @@ export function proxyModel(client: WorkerClient): FillMaskModel {
         { type: 'explain', text, maskIndex: cloneable(maskIndex) as number, token: cloneable(token) as string },
         { signal },
       ) as Promise<ExplainResult>;
+    },
+    async check(text: string, options: CheckOptions = {}) {
+      client.throwIfFailed();
+      checkCheckOptions(options);
+      const { wire, signal } = split(options) as { wire: WireCheckOptions; signal: AbortSignal | undefined };
+      checkText(text);
+      return client.request({ type: 'check', text, options: wire }, { signal }) as Promise<CheckResult>;
     },
     stats(): FillMaskStats {
       return client.latestStats!;

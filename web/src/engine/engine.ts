@@ -9,17 +9,44 @@
  *
  * One InferenceSession per model; runs are serialized (run-queue.ts), which yields to the event
  * loop before each task and before each run of a multi-run task, so cancellation and disposal stop
- * work between model runs. Attribution (explain.ts) and joint decoding of adjacent masks
- * (joint.ts) drive the same session through `logitsOf`; explain caches under its own fingerprint,
- * joint words inside the rows' entry (results.ts: CachedFill), so a fill is one cache lookup.
+ * work between model runs. Attribution (explain.ts, through `variantsOf`: its variants batched) and
+ * joint decoding of adjacent masks (joint.ts, through `logitsOf`) drive the same session; explain
+ * caches under its own fingerprint, joint words inside the rows' entry (results.ts: CachedFill), so
+ * a fill is one cache lookup.
  * Equal requests in flight share one queued task (in-flight.ts).
  */
-import type { FusionOptions, WasmFingerprintCache, WasmMemory, WasmTokenizer } from '../core/core-module.js';
+import type {
+  FusionOptions,
+  WasmConfusionSets,
+  WasmDecoder,
+  WasmFingerprintCache,
+  WasmMemory,
+  WasmTokenizer,
+} from '../core/core-module.js';
+import { encodeText } from '../core/tokenizer.js';
 import type { LoadedCore } from '../core/load-core.js';
 import { TiankongError, throwIfAborted } from '../errors.js';
 import { checkPositionTable } from '../model/onnx-graph.js';
 import type { LoadedModel } from '../model/load.js';
-import type { ExplainOptions, ExplainResult, FillMaskStats, FillOptions, FillResult } from '../types.js';
+import type {
+  CheckOptions,
+  CheckResult,
+  ExplainOptions,
+  ExplainResult,
+  FillMaskStats,
+  FillOptions,
+  FillResult,
+} from '../types.js';
+import {
+  type ScoredPosition,
+  checkablePositions,
+  decide,
+  modelRule,
+  publicKind,
+  ruleFor,
+  scoreOfGain,
+  scorePositions,
+} from './check.js';
 import {
   type Decoding,
   Decoders,
@@ -30,7 +57,7 @@ import {
   memoryStats,
 } from './decoding.js';
 import { type Encoded, encodeMasked, modelTokenizer } from './encode.js';
-import { type MaskedLogits, type Occlusion, occlude, topScores } from './explain.js';
+import { type MaskedLogits, type Occlusion, type VariantLogits, occlude, topScores } from './explain.js';
 import { InFlight } from './in-flight.js';
 import { adjacentMaskRuns, decodeRunJointly } from './joint.js';
 import { type BlankConstraint, Pinyin, allowedRows, constraintsKey } from './pinyin.js';
@@ -38,6 +65,7 @@ import {
   type CreateSettings,
   type FillSettings,
   checkCandidateToken,
+  checkCheckOptions,
   checkExplainOptions,
   checkFillOptions,
   checkMaskIndex,
@@ -61,6 +89,10 @@ import { type InferenceRuntime, ModelSession } from './session.js';
 
 /** How many tokens `explain` marks as the strongest support. */
 const EXPLAIN_TOP = 3;
+/** Candidates a correction lists. */
+const CHECK_CANDIDATES = 5;
+/** The check's scoring, cached per text (bump when check.ts scores differently). */
+const CHECK_FINGERPRINT = 'check/2';
 
 export interface EngineSetup {
   model: LoadedModel;
@@ -97,6 +129,9 @@ export class FillMaskEngine {
   private readonly sources: MemorySources;
   private readonly pinyin: Pinyin;
   private vocab: string[] | null = null;
+  /** The spelling check's confusion sets and decoders (memory / model alone), built on first use. */
+  private confusions: WasmConfusionSets | null = null;
+  private readonly checkDecoders = new Map<boolean, WasmDecoder>();
   private disposed = false;
   private disposing: Promise<void> | null = null;
   private runs = 0;
@@ -110,7 +145,7 @@ export class FillMaskEngine {
     private readonly session: ModelSession,
     private readonly cache: WasmFingerprintCache,
     private readonly memory: WasmMemory | null,
-    fusion: FusionOptions,
+    private readonly fusion: FusionOptions,
   ) {
     this.decoders = new Decoders(core.module, tokenizer, () => this.tokens(), memory, fusion);
     this.sources = new MemorySources(memory);
@@ -215,7 +250,8 @@ export class FillMaskEngine {
     if (hit !== undefined) {
       occlusion = JSON.parse(hit) as Occlusion;
     } else {
-      // One task of 1 + (tokens) runs; it yields and checks the signal before each (checkpoint).
+      // One task of 1 + (tokens) variants, batched where the model allows (session.ts: variants);
+      // it yields and checks the signal before each run (checkpoint).
       // Equal explains in flight share it.
       const key = flightKey(item.ids, positions, fingerprint);
       ({ occlusion, inferenceMs, runs } = await this.inFlight.join(
@@ -225,13 +261,14 @@ export class FillMaskEngine {
             const runsBefore = this.runs;
             const inferenceStarted = now();
             const result = await occlude(
-              this.logitsOf,
+              this.variantsOf,
               item.ids,
               target,
               candidateId,
               this.tokenizer.specialIds().mask,
               this.tokenizer.vocabSize(),
               task.checkpoint,
+              this.session.maxBatch,
             );
             if (!this.disposed) this.cache.put(item.ids, positions, fingerprint, JSON.stringify(result));
             return { occlusion: result, inferenceMs: now() - inferenceStarted, runs: this.runs - runsBefore };
@@ -250,6 +287,133 @@ export class FillMaskEngine {
       cached: hit !== undefined,
       timings: { tokenizeMs: item.tokenizeMs, inferenceMs, totalMs: now() - started, runs },
     };
+  }
+
+  /** See FillMaskModel.check. */
+  async check(text: string, options: CheckOptions = {}): Promise<CheckResult> {
+    const started = now();
+    this.throwIfDisposed();
+    const settings = checkCheckOptions(options);
+    checkText(text);
+    const rule = modelRule(this.model.manifest.check);
+    const {
+      text: wellFormed,
+      offsets,
+      scored,
+      cached,
+      tokenizeMs,
+      inferenceMs,
+      runs,
+    } = await this.checkScores(text, settings.memory, options.signal, rule.prefilter);
+    const decodeStarted = now();
+    const spanOf = (position: number) => [offsets[2 * position]!, offsets[2 * position + 1]!] as const;
+    const kept = keptSpans(wellFormed, settings.keep);
+    const considered = scored.filter(({ position }) => {
+      const [start, end] = spanOf(position);
+      return !kept.some(([a, b]) => start < b && a < end);
+    });
+    const vocab = this.tokens();
+    const corrections = decide(considered, ruleFor(settings.sensitivity, rule)).map(({ position, candidates }) => {
+      const [start, end] = spanOf(position);
+      const listed = candidates.slice(0, CHECK_CANDIDATES).map((c) => ({
+        token: vocab[c.id]!,
+        score: scoreOfGain(c.gain),
+        pinyin: this.pinyin.readingsOf(vocab[c.id]!),
+      }));
+      return {
+        start,
+        end,
+        original: wellFormed.slice(start, end),
+        suggestion: listed[0]!.token,
+        score: listed[0]!.score,
+        kind: publicKind(candidates[0]!.kind),
+        candidates: listed,
+      };
+    });
+    let corrected = '';
+    let at = 0;
+    for (const c of corrections) {
+      corrected += wellFormed.slice(at, c.start) + c.suggestion;
+      at = c.end;
+    }
+    corrected += wellFormed.slice(at);
+    const decodeMs = now() - decodeStarted;
+    return {
+      text: wellFormed,
+      corrected,
+      corrections,
+      checked: scored.length,
+      cached,
+      timings: { tokenizeMs, inferenceMs, decodeMs, totalMs: now() - started, runs },
+    };
+  }
+
+  /**
+   * The spelling check's scoring of `text` (check.ts: scorePositions), before its rule: what check
+   * decides from, cached per text and prefilter (-Infinity: every position scored masked). For
+   * scripts/tune-check and the evaluation; not in the public API.
+   */
+  async checkScores(
+    text: string,
+    memory = true,
+    signal?: AbortSignal,
+    prefilter = -Infinity,
+  ): Promise<{
+    text: string;
+    offsets: Uint32Array;
+    scored: ScoredPosition[];
+    cached: boolean;
+    tokenizeMs: number;
+    inferenceMs: number;
+    runs: number;
+  }> {
+    this.throwIfDisposed();
+    const tokenizeStarted = now();
+    const { text: wellFormed, encoding } = encodeText(this.tokenizer, text);
+    const tokenizeMs = now() - tokenizeStarted;
+    if (encoding.truncatedTokens > 0) {
+      const tokens = encoding.ids.length - 2 + encoding.truncatedTokens;
+      throw new TiankongError(
+        'TOO_LONG',
+        `tiankong: the text is ${tokens} tokens long but the model reads at most ` +
+          `${this.model.manifest.max_length - 2} (plus [CLS] and [SEP]); check it a paragraph at a time`,
+      );
+    }
+    throwIfAborted(signal); // also on a cache hit
+    const { ids, offsets } = encoding;
+    const fused = memory && this.memory !== null;
+    const fingerprint = `${CHECK_FINGERPRINT}|${fused ? 'memory' : 'model'}|${prefilter}`;
+    const none = new Int32Array(0);
+    const hit = ids.length > 2 ? this.cache.get(ids, none, fingerprint) : undefined;
+    if (hit !== undefined || ids.length <= 2) {
+      const scored = hit === undefined ? [] : (JSON.parse(hit) as ScoredPosition[]);
+      return { text: wellFormed, offsets, scored, cached: hit !== undefined, tokenizeMs, inferenceMs: 0, runs: 0 };
+    }
+    // One task: every checkable position masked in its own copy, batched (session.ts: variants);
+    // equal checks in flight share it.
+    const { scored, inferenceMs, runs } = await this.inFlight.join(
+      flightKey(ids, none, fingerprint),
+      (shared) =>
+        this.queue.run(async (task) => {
+          const runsBefore = this.runs;
+          const inferenceStarted = now();
+          const checkable = checkablePositions(ids, this.tokens(), this.confusionSets());
+          const result = await scorePositions(
+            ids,
+            checkable,
+            this.tokenizer.specialIds().mask,
+            this.tokenizer.vocabSize(),
+            { logits: this.logitsOf, variants: this.variantsOf },
+            this.checkDecoder(fused),
+            prefilter,
+            task.checkpoint,
+          );
+          if (!this.disposed) this.cache.put(ids, none, fingerprint, JSON.stringify(result));
+          return { scored: result, inferenceMs: now() - inferenceStarted, runs: this.runs - runsBefore };
+        }, shared),
+      signal,
+    );
+    return { text: wellFormed, offsets, scored, cached: false, tokenizeMs, inferenceMs, runs };
   }
 
   /** A snapshot of cache, backend, core and model information (the last one after dispose). */
@@ -272,6 +436,8 @@ export class FillMaskEngine {
     this.disposed = true;
     await this.queue.close(disposedMessage);
     this.decoders.delete();
+    for (const decoder of this.checkDecoders.values()) decoder.delete();
+    this.confusions?.delete();
     this.memory?.delete(); // after the decoders that point to it
     this.cache.delete();
     this.tokenizer.delete();
@@ -446,6 +612,42 @@ export class FillMaskEngine {
     return logits;
   };
 
+  /** Several same-length variants in batched runs where the model allows it (call inside the queue). */
+  private readonly variantsOf: VariantLogits = async (batch, beforeRun) => {
+    try {
+      return await this.session.variants(batch, beforeRun);
+    } finally {
+      this.runs = this.session.runs; // also the runs before a cancellation
+    }
+  };
+
+  private confusionSets(): WasmConfusionSets {
+    this.confusions ??= new this.core.module.ConfusionSets(this.tokenizer);
+    return this.confusions;
+  }
+
+  /**
+   * The check's decoder: every admitted token comes back (top-k and the memory's model candidates
+   * cover a position's whole candidate set), fused with the memory or not.
+   */
+  private checkDecoder(memory: boolean): WasmDecoder {
+    let decoder = this.checkDecoders.get(memory);
+    if (!decoder) {
+      const all = Math.min(this.tokenizer.vocabSize(), 4096);
+      decoder = new this.core.module.Decoder(this.tokenizer, {
+        topK: all,
+        threshold: 0,
+        excludeSpecial: true,
+        excludeSubwords: true,
+        allowIds: new Int32Array(0),
+        denyIds: new Int32Array(0),
+        ...(memory && this.memory ? { memory: this.memory, fusion: { ...this.fusion, modelCandidates: all } } : {}),
+      });
+      this.checkDecoders.set(memory, decoder);
+    }
+    return decoder;
+  }
+
   /** The vocabulary in id order, read once from the core. */
   private tokens(): string[] {
     if (this.vocab === null) {
@@ -480,4 +682,13 @@ export class FillMaskEngine {
       runs: this.runs,
     };
   }
+}
+
+/** UTF-16 spans of every occurrence of each keep-list entry in `text`. */
+function keptSpans(text: string, keep: readonly string[]): [number, number][] {
+  const spans: [number, number][] = [];
+  for (const entry of keep) {
+    for (let at = text.indexOf(entry); at >= 0; at = text.indexOf(entry, at + 1)) spans.push([at, at + entry.length]);
+  }
+  return spans;
 }

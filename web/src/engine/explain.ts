@@ -1,7 +1,7 @@
 /**
  * Occlusion attribution: how much each context token of a text supports one candidate at one
- * [MASK]. For every content token i, the token is replaced by [MASK] and the model is run again;
- * the token's score is
+ * [MASK]. For every content token i, the token is replaced by [MASK] and the model scores that
+ * copy too; the token's score is
  *
  *   score_i = log P(candidate | text) − log P(candidate | text with token i replaced by [MASK])
  *
@@ -13,14 +13,32 @@
  * token says" with "where its neighbours sit"), and [MASK] is the input the model was trained to
  * read as "something unknown is here" — the closest in-distribution way to remove information.
  *
- * Why one model run per variant instead of one batched run: the INT8 model quantizes activations
- * per tensor (DynamicQuantizeLinear), so in a batch every variant's quantization scale depends on
+ * Why the variants share batched runs (ModelSession.variants: the text and its occluded copies,
+ * all of one length, up to `maxBatch` per run) on most models but not all: a graph that computes
+ * in float32 (model.json quantization "none", "fp16-weights", "int8-weights" — weights stored small,
+ * widened to float32 when the session starts; the shipped default) treats every row of a batch
+ * alone, so a batched run gives each variant its own run's numbers within float32 rounding (tests:
+ * tests/runtime/variants.test.ts), for a fraction of the time per variant (bench/variants-bench.mjs,
+ * docs/lean-graph.md). A dynamic-INT8 graph ("int8-dynamic-per-channel") quantizes activations per
+ * tensor (DynamicQuantizeLinear), so in a batch every variant's quantization scale would depend on
  * all the others. Measured (scripts/bench-explain, docs/attribution-and-joint.md): the batched drop
- * differs from the variant's own drop by as much as the weaker scores themselves, reordering the
- * top 3. Isolated runs make each score exactly the drop `fill()` would show for that occluded text.
+ * differed from the variant's own drop by as much as the weaker scores themselves, reordering the
+ * top 3. Such models keep one isolated run per variant. Either way each score is the drop `fill()`
+ * would show for that occluded text.
  */
+import type { Variant } from './session.js';
+
 /** One forward pass of the mask-only graph on one sequence: logits [positions.length, vocabSize]. */
 export type MaskedLogits = (ids: Int32Array, positions: Int32Array) => Promise<Float32Array>;
+
+/**
+ * Logits [positions.length, vocabSize] of each of several same-length variants (ModelSession.variants):
+ * batched runs where the model allows it; `beforeRun` is awaited before every model run.
+ */
+export type VariantLogits = (
+  batch: readonly Variant[],
+  beforeRun?: () => Promise<void> | void,
+) => Promise<Float32Array[]>;
 
 /** Token-level attribution of one candidate at one mask (positions index `ids`). */
 export interface Occlusion {
@@ -34,37 +52,43 @@ export interface Occlusion {
 }
 
 /**
- * Occlusion scores of `candidateId` at position `target` of `ids` ([CLS] … [SEP]): one run on the
- * text, then one run per non-mask content token with that token replaced by `maskId`.
- * `beforeRun` is awaited before every run: it yields to the event loop and throws to stop a
- * cancelled request (run-queue.ts: TaskContext.checkpoint).
+ * Occlusion scores of `candidateId` at position `target` of `ids` ([CLS] … [SEP]): the text and one
+ * copy per non-mask content token with that token replaced by `maskId`, scored by `logits` in
+ * groups of `chunk` variants (the text first), each group's rows reduced to log-probabilities
+ * before the next is asked for (so at most `chunk` logit rows are held). `beforeRun` is passed on:
+ * awaited before every model run, it yields to the event loop and throws to stop a cancelled
+ * request (run-queue.ts: TaskContext.checkpoint).
  */
 export async function occlude(
-  logits: MaskedLogits,
+  logits: VariantLogits,
   ids: Int32Array,
   target: number,
   candidateId: number,
   maskId: number,
   vocabSize: number,
   beforeRun: () => Promise<void> | void = () => undefined,
+  chunk = 32,
 ): Promise<Occlusion> {
   const positions = Int32Array.of(target);
-  const logProbOf = async (input: Int32Array) => {
-    await beforeRun();
-    return logSoftmaxAt(await logits(input, positions), 0, vocabSize, candidateId);
+  const occluded: number[] = []; // the content positions occluded, in order
+  for (let i = 1; i < ids.length - 1; i++) if (ids[i] !== maskId) occluded.push(i);
+  const variantAt = (k: number): Variant => {
+    if (k === 0) return { ids, positions };
+    const copy = ids.slice();
+    copy[occluded[k - 1]!] = maskId;
+    return { ids: copy, positions };
   };
-  const logProb = await logProbOf(ids);
-  const scores: (number | null)[] = [];
-  const occluded = ids.slice();
-  for (let i = 1; i < ids.length - 1; i++) {
-    if (ids[i] === maskId) {
-      scores.push(null);
-      continue;
-    }
-    occluded[i] = maskId;
-    scores.push(logProb - (await logProbOf(occluded)));
-    occluded[i] = ids[i]!;
+  const logProbs = new Float64Array(occluded.length + 1); // [text, occluded...]
+  const size = Math.max(1, Math.floor(chunk));
+  for (let start = 0; start < logProbs.length; start += size) {
+    const batch = Array.from({ length: Math.min(size, logProbs.length - start) }, (_, k) => variantAt(start + k));
+    const rows = await logits(batch, beforeRun);
+    rows.forEach((row, k) => (logProbs[start + k] = logSoftmaxAt(row, 0, vocabSize, candidateId)));
   }
+  const logProb = logProbs[0]!;
+  let next = 1;
+  const scores: (number | null)[] = [];
+  for (let i = 1; i < ids.length - 1; i++) scores.push(ids[i] === maskId ? null : logProb - logProbs[next++]!);
   return { logProb, scores };
 }
 

@@ -4,7 +4,14 @@
  * options, explain's arguments. Each check throws BAD_OPTION naming the option and the value.
  */
 import { TiankongError, describe } from '../errors.js';
-import type { Backend, CandidateFilter, CreateFillMaskOptions, ExplainOptions, FillOptions } from '../types.js';
+import type {
+  Backend,
+  CandidateFilter,
+  CheckOptions,
+  CreateFillMaskOptions,
+  ExplainOptions,
+  FillOptions,
+} from '../types.js';
 import { checkFilter, filterKey } from './filters.js';
 
 /** Candidates per mask when `topK` is not given. */
@@ -44,6 +51,10 @@ const FILL_KEYS = ['topK', 'threshold', 'filter', 'joint', 'beam', 'memory', 'co
 /** Longest constraint a mask may be given (a syllable with its tone mark is at most ~8 characters). */
 const MAX_CONSTRAINT_LENGTH = 16;
 const EXPLAIN_KEYS = ['signal'] as const;
+const CHECK_KEYS = ['sensitivity', 'keep', 'memory', 'signal'] as const;
+/** Bounds of check's keep-list: entries, and characters per entry. */
+const MAX_KEEP = 10_000;
+const MAX_KEEP_LENGTH = 64;
 
 /** Edit distance, case-insensitive (topk -> topK is 0): how close a misspelt option is. */
 function distance(a: string, b: string): number {
@@ -291,6 +302,44 @@ function decodeSettings(
 export function checkExplainOptions(value: ExplainOptions): void {
   checkObject(value, 'options');
   checkSignal(ownOptions<ExplainOptions>(value, EXPLAIN_KEYS, 'explain').signal);
+}
+
+/** check's options after checking. */
+export interface CheckSettings {
+  sensitivity: number;
+  /** Copied: the caller changing the array later changes nothing. */
+  keep: string[];
+  memory: boolean;
+}
+
+/** Checks check's options (sensitivity in [0, 1], keep-list of non-empty strings, memory, signal). */
+export function checkCheckOptions(value: CheckOptions): CheckSettings {
+  checkObject(value, 'options');
+  const options = ownOptions<CheckOptions>(value, CHECK_KEYS, 'check');
+  checkSignal(options.signal);
+  const sensitivity = options.sensitivity ?? 0.5;
+  if (typeof sensitivity !== 'number' || !(sensitivity >= 0 && sensitivity <= 1)) {
+    throw bad(`sensitivity must be a number from 0 to 1 (0.5 is the tuned default), got ${show(sensitivity)}`);
+  }
+  checkBoolean('memory', options.memory);
+  const keep: string[] = [];
+  if (options.keep !== undefined) {
+    if (!Array.isArray(options.keep)) {
+      throw bad(`keep must be an array of characters or words never flagged, got ${show(options.keep)}`);
+    }
+    if (options.keep.length > MAX_KEEP) throw bad(`keep holds ${options.keep.length} entries; at most ${MAX_KEEP}`);
+    for (let i = 0; i < options.keep.length; i++) {
+      const entry: unknown = options.keep[i];
+      if (typeof entry !== 'string' || entry.trim() === '' || entry.length > MAX_KEEP_LENGTH) {
+        throw bad(
+          `keep[${i}] must be a non-empty string of at most ${MAX_KEEP_LENGTH} characters (a character or a word), ` +
+            `got ${show(entry)}`,
+        );
+      }
+      keep.push(entry);
+    }
+  }
+  return { sensitivity, keep, memory: options.memory !== false };
 }
 
 /** explain's `maskIndex` for a text with `count` masks. */

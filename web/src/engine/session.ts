@@ -5,7 +5,8 @@
  * "mask-only" (int64 ids in, logits at the masks out) and "core" (the C++ core's output layer
  * gathers the input embeddings from head.bin, ONNX Runtime computes the hidden states at the
  * masks, the core multiplies them by the tied table) — and for long inputs read through windows
- * around the masks (model.json "window").
+ * around the masks (model.json "window"). `variants(batch)` scores several same-length inputs
+ * (one text with different tokens masked, different output positions) as one batched run.
  * Platform code (node.ts, worker.ts) builds the InferenceRuntime; the engine only uses it.
  */
 import type { CoreModule, WasmOutputLayer } from '../core/core-module.js';
@@ -56,10 +57,46 @@ export interface WindowSettings {
   whole_up_to?: number;
 }
 
+/**
+ * model.json "quantization.scheme"s whose graphs compute in float32: "none" (fp32), "fp16-weights"
+ * and "int8-weights" (weights stored small, widened to float32 when the session starts). Their rows
+ * do not interact, so a batched run gives every variant what its own run gives (within float32
+ * rounding: kernels may block a larger matrix differently). Not "int8-dynamic-per-channel" (nor any
+ * unknown scheme): DynamicQuantizeLinear picks one activation scale per tensor, i.e. per batch, so a
+ * variant's numbers would depend on the others in its batch.
+ */
+const FLOAT32_COMPUTE_SCHEMES: ReadonlySet<string> = new Set(['none', 'fp16-weights', 'int8-weights']);
+
+/**
+ * Most variants per batched run (ModelSession.maxBatch), chosen from bench/variants-bench.mjs
+ * (bench/results/variants.json, docs/lean-graph.md; the default model in onnxruntime-web's wasm
+ * build in Node, 16 and 40 characters, 1 and 2 threads, token cap lifted): the time per variant
+ * falls with the batch size up to 16 (1.15–1.45× of batch 1's at 1 thread, 1.4–2.0× at 2) and
+ * little further at 1 thread (32: 1.2–1.45×); 32 only helped at 2 threads, where a run of 32
+ * 40-character variants took over half a second. In practice `maxBatchTokens` binds first for
+ * all but short texts (128 tokens: 7 variants of 16 characters, 3 of 40).
+ */
+export const DEFAULT_MAX_BATCH = 16;
+
+/** One input of ModelSession.variants: encoded ids ([CLS] … [SEP]) and the positions to score. */
+export interface Variant {
+  ids: Int32Array;
+  positions: Int32Array;
+}
+
 /** One model, ready to give logits at masks (call it inside the engine's queue: one run at a time). */
 export class ModelSession {
-  /** Model runs so far (windows count one each). */
+  /** Model runs so far (windows count one each, a batched run of variants one). */
   runs = 0;
+  /** Most variants one batched run of `variants` takes (≥ 1; 1 = one run per variant). */
+  maxBatch = DEFAULT_MAX_BATCH;
+  /**
+   * Most tokens one batched run reads (variants × their length; a longer variant runs alone).
+   * Default: the longest input a fill reads in one run — model.json window threshold (or
+   * whole_up_to), else max_length — so a batched run lasts no longer than a fill's longest run
+   * and cancellation between runs answers as soon as it does for fills.
+   */
+  maxBatchTokens: number;
 
   private constructor(
     private readonly ort: OrtModule,
@@ -68,7 +105,12 @@ export class ModelSession {
     private readonly vocabSize: number,
     private readonly window: WindowSettings | null,
     private readonly special: { cls: number; sep: number },
-  ) {}
+    /** The graph computes in float32 (FLOAT32_COMPUTE_SCHEMES): variants may share a run. */
+    readonly batchable: boolean,
+    longestRun: number,
+  ) {
+    this.maxBatchTokens = longestRun;
+  }
 
   /**
    * Creates the session for `model` and checks its graph against model.json (inputs, outputs)
@@ -112,10 +154,17 @@ export class ModelSession {
       }
       checkGraph(session, model);
       const { cls, sep } = manifest.special_tokens;
-      return new ModelSession(runtime.ort, session, head, manifest.architecture.vocab_size, manifest.window ?? null, {
-        cls,
-        sep,
-      });
+      const scheme = (manifest['quantization'] as { scheme?: unknown } | undefined)?.scheme;
+      return new ModelSession(
+        runtime.ort,
+        session,
+        head,
+        manifest.architecture.vocab_size,
+        manifest.window ?? null,
+        { cls, sep },
+        typeof scheme === 'string' && FLOAT32_COMPUTE_SCHEMES.has(scheme),
+        manifest.window ? Math.max(manifest.window.threshold, manifest.window.whole_up_to ?? 0) : manifest.max_length,
+      );
     } catch (error) {
       head?.delete();
       await session?.release().catch(() => undefined);
@@ -137,7 +186,7 @@ export class ModelSession {
         : null;
     const windowTokens = windows?.reduce((sum, w) => sum + w.end - w.start + 2, 0) ?? 0;
     if (!windows || (ids.length <= (this.window!.whole_up_to ?? 0) && windowTokens > ids.length)) {
-      return this.run(ids, maskPositions);
+      return (await this.run([{ ids, positions: maskPositions }]))[0]!;
     }
     const out = new Float32Array(maskPositions.length * this.vocabSize);
     for (const { start, end, masks } of windows) {
@@ -145,13 +194,58 @@ export class ModelSession {
       windowIds[0] = this.special.cls;
       windowIds.set(ids.subarray(start, end), 1);
       windowIds[windowIds.length - 1] = this.special.sep;
-      const logits = await this.run(
-        windowIds,
-        Int32Array.from(masks, (m) => maskPositions[m]! - start + 1),
-      );
+      const [logits] = await this.run([
+        { ids: windowIds, positions: Int32Array.from(masks, (m) => maskPositions[m]! - start + 1) },
+      ]);
       masks.forEach((m, row) =>
-        out.set(logits.subarray(row * this.vocabSize, (row + 1) * this.vocabSize), m * this.vocabSize),
+        out.set(logits!.subarray(row * this.vocabSize, (row + 1) * this.vocabSize), m * this.vocabSize),
       );
+    }
+    return out;
+  }
+
+  /**
+   * Logits [positions.length, vocab] of every variant (in order): several inputs of one length,
+   * each with its own positions (all of one count) — e.g. one text with a different token masked
+   * in each — scored in batched runs of up to `maxBatch` variants and `maxBatchTokens` tokens
+   * (`runs` counts one per run).
+   * A graph that quantizes activations at run time (dynamic INT8: one scale per batch) and an input
+   * long enough for windows get one `logits` call per variant instead, so every variant's numbers
+   * are what its own run gives: exactly on those models, within float32 rounding on the batched
+   * ones. `beforeRun` is awaited before every run (or every variant's `logits`): the engine's
+   * cancellation checkpoint. Variants of different lengths are a caller's bug: throws an Error.
+   */
+  async variants(
+    batch: readonly Variant[],
+    beforeRun: () => Promise<void> | void = () => undefined,
+  ): Promise<Float32Array[]> {
+    if (batch.length === 0) return [];
+    const { ids: first, positions: firstPositions } = batch[0]!;
+    batch.forEach(({ ids, positions }, v) => {
+      if (ids.length !== first.length || positions.length !== firstPositions.length) {
+        throw new Error(
+          `ModelSession.variants: variant ${v} has ${ids.length} ids and ${positions.length} positions, ` +
+            `variant 0 has ${first.length} and ${firstPositions.length}; the variants of one call must ` +
+            'have the same lengths (one batched run)',
+        );
+      }
+    });
+    const out: Float32Array[] = [];
+    const windowed = this.window !== null && first.length > this.window.threshold;
+    const size =
+      this.batchable && !windowed
+        ? Math.max(1, Math.min(Math.floor(this.maxBatch), Math.floor(this.maxBatchTokens / first.length)))
+        : 1;
+    if (size === 1) {
+      for (const { ids, positions } of batch) {
+        await beforeRun();
+        out.push(await this.logits(ids, positions));
+      }
+      return out;
+    }
+    for (let start = 0; start < batch.length; start += size) {
+      await beforeRun();
+      out.push(...(await this.run(batch.slice(start, start + size))));
     }
     return out;
   }
@@ -162,19 +256,29 @@ export class ModelSession {
     await this.session.release().catch(() => undefined);
   }
 
-  /** One run on one sequence: logits at `maskPositions`. */
-  private async run(ids: Int32Array, maskPositions: Int32Array): Promise<Float32Array> {
+  /**
+   * One run on `batch.length` sequences of one length (batch dimension; every row's attention mask
+   * all ones, so nothing is padded): per sequence, logits [positions.length, vocab] at its positions.
+   */
+  private async run(batch: readonly Variant[]): Promise<Float32Array[]> {
     const { ort, session, head } = this;
-    const seq = ids.length;
+    const b = batch.length;
+    const seq = batch[0]!.ids.length;
+    const n = batch[0]!.positions.length;
+    const int64 = (values: (v: Variant) => ArrayLike<number>, width: number) => {
+      const data = new BigInt64Array(b * width);
+      batch.forEach((variant, row) => data.set(Array.from(values(variant), BigInt), row * width));
+      return new ort.Tensor('int64', data, [b, width]);
+    };
     const feeds: Record<string, OrtTensor> = {};
     for (const name of session.inputNames) {
-      if (name === 'input_ids') feeds[name] = new ort.Tensor('int64', BigInt64Array.from(ids, BigInt), [1, seq]);
+      if (name === 'input_ids') feeds[name] = int64((v) => v.ids, seq);
       else if (name === 'inputs_embeds')
-        feeds[name] = new ort.Tensor('float32', head!.embed(ids), [1, seq, head!.hiddenSize()]);
+        feeds[name] = new ort.Tensor('float32', this.embed(batch), [b, seq, head!.hiddenSize()]);
       else if (name === 'attention_mask')
-        feeds[name] = new ort.Tensor('int64', new BigInt64Array(seq).fill(1n), [1, seq]);
-      else if (name === 'token_type_ids') feeds[name] = new ort.Tensor('int64', new BigInt64Array(seq), [1, seq]);
-      else feeds[name] = new ort.Tensor('int64', BigInt64Array.from(maskPositions, BigInt), [1, maskPositions.length]);
+        feeds[name] = new ort.Tensor('int64', new BigInt64Array(b * seq).fill(1n), [b, seq]);
+      else if (name === 'token_type_ids') feeds[name] = new ort.Tensor('int64', new BigInt64Array(b * seq), [b, seq]);
+      else feeds[name] = int64((v) => v.positions, n);
     }
     let outputs: Record<string, OrtTensor>;
     try {
@@ -183,11 +287,18 @@ export class ModelSession {
       throw new TiankongError('BAD_MODEL', `tiankong: ONNX Runtime failed to run the model: ${describe(error)}`);
     }
     this.runs++;
-    const n = maskPositions.length;
-    if (!head) return checkOutput(outputs['logits'], 'logits', n, this.vocabSize);
-    const hidden = checkOutput(outputs['hidden'], 'hidden', n, head.hiddenSize());
+    if (!head) {
+      const logits = checkOutput(outputs['logits'], 'logits', b, n, this.vocabSize);
+      if (b === 1) return [logits];
+      const rows = n * this.vocabSize;
+      return batch.map((_, v) => logits.slice(v * rows, (v + 1) * rows));
+    }
+    const width = head.hiddenSize();
+    const hidden = checkOutput(outputs['hidden'], 'hidden', b, n, width);
     try {
-      return head.logits(hidden, n);
+      // One variant at a time: the core's product is row by row anyway, and its output buffer
+      // stays one variant's size.
+      return batch.map((_, v) => head.logits(hidden.subarray(v * n * width, (v + 1) * n * width), n));
     } catch (error) {
       throw new TiankongError(
         'BAD_MODEL',
@@ -195,6 +306,16 @@ export class ModelSession {
           'the model file is broken — re-export it',
       );
     }
+  }
+
+  /** The input embeddings [batch.length, seq, hidden] of a "core" model's batch (the C++ core gathers them). */
+  private embed(batch: readonly Variant[]): Float32Array {
+    const head = this.head!;
+    if (batch.length === 1) return head.embed(batch[0]!.ids);
+    const size = batch[0]!.ids.length * head.hiddenSize();
+    const out = new Float32Array(batch.length * size);
+    batch.forEach(({ ids }, v) => out.set(head.embed(ids), v * size));
+    return out;
   }
 }
 
@@ -264,13 +385,19 @@ function checkGraph(session: OrtSession, model: LoadedModel): void {
   }
 }
 
-/** A run's output as [n, width] float32 values; any other shape or type is BAD_MODEL. */
-function checkOutput(tensor: OrtTensor | undefined, name: string, n: number, width: number): Float32Array {
-  if (!tensor || !(tensor.data instanceof Float32Array) || tensor.dims.join() !== `1,${n},${width}`) {
+/** A run's output as [batch, n, width] float32 values; any other shape or type is BAD_MODEL. */
+function checkOutput(
+  tensor: OrtTensor | undefined,
+  name: string,
+  batch: number,
+  n: number,
+  width: number,
+): Float32Array {
+  if (!tensor || !(tensor.data instanceof Float32Array) || tensor.dims.join() !== `${batch},${n},${width}`) {
     throw new TiankongError(
       'BAD_MODEL',
       `tiankong: the model returned ${name} of shape [${tensor?.dims.join(', ')}], ` +
-        `expected [1, ${n}, ${width}] (float32) for ${n} mask(s)`,
+        `expected [${batch}, ${n}, ${width}] (float32) for ${batch} input(s) of ${n} mask(s)`,
     );
   }
   return tensor.data;

@@ -198,6 +198,7 @@ export function checkManifest(value: unknown, where: string): ModelManifest {
         `threshold ≥ size and threshold ≤ whole_up_to ≤ max_length (max_length is ${m.max_length}), got ${found(m.window)}`,
     );
   }
+  checkCheckRule(m.check, where);
   checkSpecialTokens(m.special_tokens, vocabSize, tokenizer['vocab'], where);
   checkFiles(m as ModelManifest, where);
   for (const field of ['quantization', 'source'] as const) {
@@ -205,6 +206,33 @@ export function checkManifest(value: unknown, where: string): ModelManifest {
     if (m[field] !== undefined) record(m[field], field, 'what scripts/export-model wrote', where);
   }
   return m as ModelManifest;
+}
+
+/** check: the spelling check's rule (scripts/tune-check), optional. */
+function checkCheckRule(value: unknown, where: string): void {
+  if (value === undefined) return;
+  const shape =
+    '{ ["prefilter": P,] "threshold": T, "penalty": { "near_sound": N, "shape": S, "context": C | null }, ' +
+    '"suppress_within": W } ' +
+    '(finite numbers, penalties ≥ 0, W an integer from 0 to 8; scripts/tune-check writes it)';
+  const rule = record(value, 'check', shape, where);
+  const penalty = rule['penalty'] as Record<string, unknown> | undefined;
+  const finite = (x: unknown) => typeof x === 'number' && Number.isFinite(x);
+  const ok =
+    (rule['prefilter'] === undefined || finite(rule['prefilter'])) &&
+    finite(rule['threshold']) &&
+    typeof penalty === 'object' &&
+    penalty !== null &&
+    !Array.isArray(penalty) &&
+    finite(penalty['near_sound']) &&
+    (penalty['near_sound'] as number) >= 0 &&
+    finite(penalty['shape']) &&
+    (penalty['shape'] as number) >= 0 &&
+    (penalty['context'] === null || (finite(penalty['context']) && (penalty['context'] as number) >= 0)) &&
+    Number.isInteger(rule['suppress_within']) &&
+    (rule['suppress_within'] as number) >= 0 &&
+    (rule['suppress_within'] as number) <= 8;
+  if (!ok) throw bad(where, `check must be ${shape}, got ${found(value)}`);
 }
 
 /** architecture: the sizes the runtime and the other files rely on. Returns vocab_size. */
