@@ -315,6 +315,19 @@ function loadFailure(error) {
   return isTiankongError(error) ? new LoadError(error.message) : error;
 }
 
+/** The model of fill and check: -m, --backend, --threads, --no-memory (a load failure: loadFailure). */
+async function openModel(values) {
+  const { createFillMask } = await import('../dist/index.js');
+  return createFillMask({
+    model: values.model,
+    backend: values.backend,
+    threads: number(values, 'threads'),
+    ...(values['no-memory'] ? { memory: false } : {}),
+  }).catch((error) => {
+    throw loadFailure(error);
+  });
+}
+
 async function fill(values, run) {
   const options = {
     topK: number(values, 'top-k'),
@@ -325,15 +338,7 @@ async function fill(values, run) {
   };
   if (options.beam !== undefined && !values.joint) throw new UsageError('--beam needs --joint');
   if (run.texts.length === 0) checkStdin(run.command); // before the model loads
-  const { createFillMask } = await import('../dist/index.js');
-  const tk = await createFillMask({
-    model: values.model,
-    backend: values.backend,
-    threads: number(values, 'threads'),
-    ...(values['no-memory'] ? { memory: false } : {}),
-  }).catch((error) => {
-    throw loadFailure(error);
-  });
+  const tk = await openModel(values);
   try {
     // The options are checked before any input is read (options come before the text: '' is
     // EMPTY_INPUT when they are fine), so a bad option is one usage error, not one per line.
@@ -368,15 +373,7 @@ async function check(values, run) {
   }
   const options = { sensitivity: number(values, 'sensitivity'), ...(keep ? { keep } : {}) };
   if (run.texts.length === 0) checkStdin(run.command); // before the model loads
-  const { createFillMask } = await import('../dist/index.js');
-  const tk = await createFillMask({
-    model: values.model,
-    backend: values.backend,
-    threads: number(values, 'threads'),
-    ...(values['no-memory'] ? { memory: false } : {}),
-  }).catch((error) => {
-    throw loadFailure(error);
-  });
+  const tk = await openModel(values);
   try {
     // The options are checked once, before any input is read ('' has nothing to check).
     await tk.check('', options).catch((error) => {

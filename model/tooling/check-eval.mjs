@@ -37,20 +37,13 @@ export async function openCheckEvaluator(modelDir, { threads = 2, memory = true 
   const check = await import(pathToFileURL(join(dist, 'engine/check.js')).href);
   const { engine } = await openNodeEngine({ model: modelDir, threads, memory });
   const vocab = readFileSync(join(modelDir, 'vocab.txt'), 'utf8').split('\n');
+  const modelRule = check.modelRule(JSON.parse(readFileSync(join(modelDir, 'model.json'), 'utf8')).check);
   return {
     engine,
     /** The rule the runtime uses for `modelDir` at sensitivity 0.5 (its model.json "check", else the default). */
-    rule: /** @type {CheckRule} */ (
-      check.modelRule(JSON.parse(readFileSync(join(modelDir, 'model.json'), 'utf8')).check)
-    ),
+    rule: /** @type {CheckRule} */ (modelRule),
     /** The rule at another sensitivity (0..1), as tk.check applies it. */
-    ruleAt: (/** @type {number} */ sensitivity) =>
-      /** @type {CheckRule} */ (
-        check.ruleFor(
-          sensitivity,
-          check.modelRule(JSON.parse(readFileSync(join(modelDir, 'model.json'), 'utf8')).check),
-        )
-      ),
+    ruleAt: (/** @type {number} */ sensitivity) => /** @type {CheckRule} */ (check.ruleFor(sensitivity, modelRule)),
     /**
      * Each case's scoring (cases[i].text), in order; `onCase(done)` after each.
      * @param {{ text: string }[]} cases

@@ -180,12 +180,17 @@ export async function scorePositions(
     const probability = new Map<number, number>();
     decoded!.ids.forEach((id, k) => probability.set(id, decoded!.probabilities[k]!));
     const base = Math.log(Math.max(probability.get(original) ?? 0, 1e-30));
+    // The best few of each kind: kinds pay different penalties, so one kind's weaker candidate
+    // can win after them.
+    const keptOfKind = new Map<ScoredCandidate['kind'], number>();
     byPosition.get(position)!.candidates = [...kinds]
       .map(([id, kind]) => ({ id, kind, gain: Math.log(Math.max(probability.get(id) ?? 0, 1e-30)) - base }))
       .sort((a, b) => b.gain - a.gain || a.id - b.id)
-      // The best few of each kind: kinds pay different penalties, so one kind's weaker candidate
-      // can win after them.
-      .filter((c, _, all) => all.filter((x) => x.kind === c.kind).indexOf(c) < MAX_KEPT_PER_KIND);
+      .filter(({ kind }) => {
+        const kept = keptOfKind.get(kind) ?? 0;
+        keptOfKind.set(kind, kept + 1);
+        return kept < MAX_KEPT_PER_KIND;
+      });
   });
   return scored;
 }

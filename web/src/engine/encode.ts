@@ -72,6 +72,18 @@ function checkVocabulary(tokenizer: WasmTokenizer, model: LoadedModel): void {
   }
 }
 
+/** TOO_LONG when the tokenizer had to drop tokens: the text's length, the model's limit, then `advice`. */
+export function throwIfTooLong(encoding: EncodeResult, maxLength: number, advice: string): void {
+  if (encoding.truncatedTokens > 0) {
+    const tokens = encoding.ids.length - 2 + encoding.truncatedTokens;
+    throw new TiankongError(
+      'TOO_LONG',
+      `tiankong: the text is ${tokens} tokens long but the model reads at most ` +
+        `${maxLength - 2} (plus [CLS] and [SEP]); ${advice}`,
+    );
+  }
+}
+
 /**
  * Tokenizes a checked string that must hold at least one [MASK] and fit `maxLength` tokens
  * (with [CLS] and [SEP]); nothing is truncated. Throws EMPTY_INPUT, TOO_LONG or NO_MASK.
@@ -91,14 +103,7 @@ export function encodeMasked(tokenizer: WasmTokenizer, text: string, maxLength: 
       `tiankong: the text ${what}; write a sentence with [MASK] where a character is missing`,
     );
   }
-  if (encoding.truncatedTokens > 0) {
-    const tokens = encoding.ids.length - 2 + encoding.truncatedTokens;
-    throw new TiankongError(
-      'TOO_LONG',
-      `tiankong: the text is ${tokens} tokens long but the model reads at most ` +
-        `${maxLength - 2} (plus [CLS] and [SEP]); shorten it to the sentence around the [MASK]`,
-    );
-  }
+  throwIfTooLong(encoding, maxLength, 'shorten it to the sentence around the [MASK]');
   if (encoding.maskPositions.length === 0) {
     throw new TiankongError(
       'NO_MASK',

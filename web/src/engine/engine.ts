@@ -56,7 +56,7 @@ import {
   loadMemory,
   memoryStats,
 } from './decoding.js';
-import { type Encoded, encodeMasked, modelTokenizer } from './encode.js';
+import { type Encoded, encodeMasked, modelTokenizer, throwIfTooLong } from './encode.js';
 import { type MaskedLogits, type Occlusion, type VariantLogits, occlude, topScores } from './explain.js';
 import { InFlight } from './in-flight.js';
 import { adjacentMaskRuns, decodeRunJointly } from './joint.js';
@@ -371,14 +371,7 @@ export class FillMaskEngine {
     const tokenizeStarted = now();
     const { text: wellFormed, encoding } = encodeText(this.tokenizer, text);
     const tokenizeMs = now() - tokenizeStarted;
-    if (encoding.truncatedTokens > 0) {
-      const tokens = encoding.ids.length - 2 + encoding.truncatedTokens;
-      throw new TiankongError(
-        'TOO_LONG',
-        `tiankong: the text is ${tokens} tokens long but the model reads at most ` +
-          `${this.model.manifest.max_length - 2} (plus [CLS] and [SEP]); check it a paragraph at a time`,
-      );
-    }
+    throwIfTooLong(encoding, this.model.manifest.max_length, 'check it a paragraph at a time');
     throwIfAborted(signal); // also on a cache hit
     const { ids, offsets } = encoding;
     const fused = memory && this.memory !== null;
