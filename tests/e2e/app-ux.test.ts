@@ -183,7 +183,7 @@ describe.skipIf(missing !== null)('app: rough edges', () => {
 
   test('【MASK】, as a Chinese keyboard types it, is a mask', async () => {
     await predict('床前明月光，疑是地【MASK】霜。');
-    expect(await page.locator('.editor-backdrop mark.mark-mask').textContent()).toBe('【MASK】');
+    expect(await page.locator('#editor-backdrop mark.mark-mask').textContent()).toBe('【MASK】');
     await expect.poll(() => page.getByTestId('mask-result').count()).toBe(1);
   });
 
@@ -274,14 +274,14 @@ describe.skipIf(missing !== null)('app: rough edges', () => {
     expect(median).toBeLessThan(400);
     expect((await input.inputValue()).slice(100_000, 100_005)).toBe('填空测试字');
     // Tens of thousands of highlight boxes would be laid out again on every keystroke: masks only.
-    expect(await page.locator('.editor-backdrop mark.mark-suspicious').count()).toBe(0);
-    expect(await page.locator('.editor-backdrop mark.mark-mask').count()).toBe(1);
+    expect(await page.locator('#editor-backdrop mark.mark-suspicious').count()).toBe(0);
+    expect(await page.locator('#editor-backdrop mark.mark-mask').count()).toBe(1);
     // A few hundred are all highlighted, incrementally as they are typed.
     await input.fill(`${'春眠\u200b'.repeat(500)}[MASK]`);
-    expect(await page.locator('.editor-backdrop mark.mark-suspicious').count()).toBe(500);
+    expect(await page.locator('#editor-backdrop mark.mark-suspicious').count()).toBe(500);
     await input.press('End');
     await page.keyboard.type('a\u200bb');
-    expect(await page.locator('.editor-backdrop mark.mark-suspicious').count()).toBe(501);
-    expect(await page.locator('.editor-backdrop').textContent()).toBe(`${await input.inputValue()}\u200b`);
+    expect(await page.locator('#editor-backdrop mark.mark-suspicious').count()).toBe(501);
+    expect(await page.locator('#editor-backdrop').textContent()).toBe(`${await input.inputValue()}\u200b`);
   });
 });

@@ -179,7 +179,7 @@ describe.skipIf(missing !== null)('web app in headless Chromium', () => {
     await input.evaluate((el: HTMLTextAreaElement) => el.setSelectionRange(5, 5));
     await page.getByTestId('insert-mask').click();
     expect(await input.inputValue()).toBe('今天天气真[MASK]啊');
-    expect(await page.locator('.editor-backdrop mark.mark-mask').textContent()).toBe('[MASK]');
+    expect(await page.locator('#editor-backdrop mark.mark-mask').textContent()).toBe('[MASK]');
     await input.press('Control+Enter');
     await expect.poll(() => page.getByTestId('filled').textContent()).toMatch(/^今天天气真.啊$/);
   });
@@ -194,7 +194,7 @@ describe.skipIf(missing !== null)('web app in headless Chromium', () => {
     const warnings = (await page.getByTestId('warnings').textContent()) ?? '';
     expect(warnings).toContain('全角空格 U+3000');
     expect(warnings).toContain('零宽空格 U+200B');
-    expect(await page.locator('.editor-backdrop mark.mark-mask').textContent()).toBe('[mask]');
+    expect(await page.locator('#editor-backdrop mark.mark-mask').textContent()).toBe('[mask]');
     await page.getByRole('button', { name: '一键清除' }).click();
     expect(await page.getByTestId('input').inputValue()).toBe('春眠 不觉晓[mask]');
     expect(await page.getByTestId('warnings').isHidden()).toBe(true);

@@ -293,7 +293,7 @@ describe.skipIf(missing !== null)('editor: bounded work per keystroke', () => {
     // The warnings still count them all, and say when only masks are drawn.
     await paste(makeText(200_000, { every: 13 }));
     expect(await page.getByTestId('warnings').textContent()).toMatch(/发现 15\d{3} 个不可见或特殊字符.*不再逐个标出/);
-    expect(await page.locator('.editor-backdrop mark.mark-suspicious').count()).toBe(0);
+    expect(await page.locator('#editor-backdrop mark.mark-suspicious').count()).toBe(0);
   });
 
   test('a run of invisible characters is one highlight, not one per character; the warnings still count each', async () => {
@@ -305,7 +305,7 @@ describe.skipIf(missing !== null)('editor: bounded work per keystroke', () => {
     expect(suspicious.length).toBe(384);
     await paste(text);
     await expectShows(text, 'runs');
-    expect(await page.locator('.editor-backdrop mark.mark-suspicious').count()).toBeLessThanOrEqual(
+    expect(await page.locator('#editor-backdrop mark.mark-suspicious').count()).toBeLessThanOrEqual(
       merged(suspicious).length,
     );
     expect(merged(suspicious).length).toBe(181);

@@ -61,6 +61,15 @@ export class MaskEditor {
     this.refresh();
   }
 
+  /**
+   * Replaces text[start, end) with `text`, keeping the caret where it was when it lay outside the
+   * range (a suggestion accepted from the list must not move the user's cursor).
+   */
+  replaceRange(start: number, end: number, text: string): void {
+    this.textarea.setRangeText(text, start, end, 'preserve');
+    this.refresh();
+  }
+
   /** Re-renders highlights and warnings after any change to the text. */
   private refresh(): void {
     const text = this.textarea.value;

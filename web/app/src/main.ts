@@ -9,6 +9,7 @@
  * reloads once under its isolation headers, so the model runs with threads.
  */
 import './styles.css';
+import { CheckMode } from './check-mode.js';
 import { copyText } from './clipboard.js';
 import { MaskEditor } from './editor.js';
 import { chosenToken, type Choice, fillChosen, type Filled, initialChoice } from './fill-state.js';
@@ -19,7 +20,14 @@ import { describeError, singleThreadReason } from './messages.js';
 import { HeatmapView, renderWords } from './explain-view.js';
 import { startServiceWorker, type ServiceWorkerHooks, type ServiceWorkerState } from './pwa.js';
 import { renderFilled, renderMaskResults, type ShownResult } from './results-view.js';
-import { appUrl, importRuntime, type FillMaskModel, type FillOptions, type LoadProgress } from './runtime.js';
+import {
+  appUrl,
+  importRuntime,
+  type CheckResult,
+  type FillMaskModel,
+  type FillOptions,
+  type LoadProgress,
+} from './runtime.js';
 
 const MODEL_URL = 'models/default/';
 const IDIOMS_URL = 'idioms.json';
@@ -62,6 +70,9 @@ const ui = {
   topK: byId<HTMLSelectElement>('opt-topk'),
   threshold: byId<HTMLSelectElement>('opt-threshold'),
   filter: byId<HTMLSelectElement>('opt-filter'),
+  modeFill: byId<HTMLButtonElement>('mode-fill'),
+  modeCheck: byId<HTMLButtonElement>('mode-check'),
+  checkPanel: byId('check-panel'),
   updateBanner: byId('update-banner'),
   updateReload: byId<HTMLButtonElement>('update-reload'),
 };
@@ -78,6 +89,8 @@ let idioms: Promise<IdiomAsset | null> | null = null;
 let retryAction: (() => void) | null = null;
 const heatmap = new HeatmapView(ui.maskResults);
 
+/** Created after the editor (it draws into it), whose constructor already reports the (empty) text. */
+let checkMode: CheckMode | undefined = undefined;
 const editor = new MaskEditor(
   byId<HTMLTextAreaElement>('input'),
   byId('editor-backdrop'),
@@ -85,8 +98,18 @@ const editor = new MaskEditor(
   (text) => {
     if (!ui.error.dataset.loadError) hideError();
     markStale(current !== null && text !== current.result.text);
+    checkMode?.textChanged(text);
   },
 );
+
+checkMode = new CheckMode({
+  editor,
+  textarea: byId<HTMLTextAreaElement>('input'),
+  editorBox: byId('editor'),
+  panel: ui.checkPanel,
+  model: () => model,
+  onChecked: showCheckTimings,
+});
 
 /**
  * Marks the results as belonging to an older text (or not): dimmed under a note, "用作输入"
@@ -195,7 +218,8 @@ async function loadModel(): Promise<void> {
   setReady();
   ui.engine.textContent = describeEngine(model);
   ui.predict.disabled = false;
-  const first = editor.value.trim() ? predict() : Promise.resolve();
+  checkMode?.modelReady();
+  const first = editor.value.trim() && !checkMode?.isEnabled ? predict() : Promise.resolve();
   if (offlineCopyPending) {
     // After the first answer: the offline copy must not compete with it.
     offlineCopyPending = false;
@@ -329,6 +353,47 @@ function render(): void {
   void showIdiom(current.filled);
 }
 
+// ---- 纠错 mode ------------------------------------------------------------------------------
+
+type Mode = 'fill' | 'check';
+const MODE_KEY = 'tiankong:mode';
+
+/** Switches between 填空 and 纠错 (remembered for the next visit); the editor's text stays. */
+function setMode(mode: Mode): void {
+  document.body.classList.toggle('mode-check', mode === 'check');
+  ui.modeFill.setAttribute('aria-pressed', String(mode === 'fill'));
+  ui.modeCheck.setAttribute('aria-pressed', String(mode === 'check'));
+  try {
+    localStorage.setItem(MODE_KEY, mode);
+  } catch {
+    // Storage blocked (private mode, policy): the mode is simply not remembered.
+  }
+  if (mode === 'check') {
+    inflight?.abort('superseded');
+    heatmap.clear();
+    if (!checkMode!.isEnabled) checkMode!.enable();
+  } else if (checkMode!.isEnabled) {
+    checkMode!.disable();
+  }
+}
+
+function savedMode(): Mode {
+  try {
+    return localStorage.getItem(MODE_KEY) === 'check' ? 'check' : 'fill';
+  } catch {
+    return 'fill';
+  }
+}
+
+function showCheckTimings(result: CheckResult): void {
+  const t = result.timings;
+  ui.timings.textContent =
+    `纠错 ${result.checked} 字 · 推理 ${result.cached ? '— (缓存命中)' : `${formatMs(t.inferenceMs)}（${t.runs} 次）`} · ` +
+    `合计 ${formatMs(t.totalMs)}`;
+  if (model) ui.engine.textContent = describeEngine(model);
+  void reportMemory();
+}
+
 // ---- idiom card ---------------------------------------------------------------------------
 
 /** True when a filled blank sits inside four consecutive Chinese characters: only then can it complete an idiom. */
@@ -401,7 +466,8 @@ ui.insertMask.addEventListener('click', () => editor.insertMask());
 byId('input').addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
     event.preventDefault();
-    void predict();
+    if (checkMode!.isEnabled) checkMode!.checkNow();
+    else void predict();
   }
 });
 for (const chip of document.querySelectorAll<HTMLButtonElement>('[data-example]')) {
@@ -411,6 +477,16 @@ for (const chip of document.querySelectorAll<HTMLButtonElement>('[data-example]'
     void predict();
   });
 }
+for (const chip of document.querySelectorAll<HTMLButtonElement>('[data-check-example]')) {
+  chip.addEventListener('click', () => {
+    editor.value = chip.dataset.checkExample ?? '';
+    editor.focus();
+    checkMode!.checkNow();
+  });
+}
+ui.modeFill.addEventListener('click', () => setMode('fill'));
+ui.modeCheck.addEventListener('click', () => setMode('check'));
+setMode(savedMode());
 for (const select of [ui.topK, ui.threshold, ui.filter]) {
   select.addEventListener('change', () => {
     if (current) void predict();

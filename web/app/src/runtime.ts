@@ -7,6 +7,8 @@ import type { CreateFillMaskOptions, FillMaskModel } from '../../src/types.js';
 
 export type {
   CandidateSource,
+  CheckCorrection,
+  CheckResult,
   FillMaskModel,
   FillOptions,
   FillResult,
