@@ -8,8 +8,13 @@ const TOP_K = 5;
 const contenders = {};
 
 /** tiankong: the package's own browser API, on the model directory served at `model`. */
-async function loadTiankong(threads, model) {
-  const tk = await createFillMask({ model, backend: 'wasm', threads });
+async function loadTiankong(threads, model, resultCache = true) {
+  const tk = await createFillMask({
+    model,
+    backend: 'wasm',
+    threads,
+    ...(resultCache ? {} : { cache: { maxEntries: 0, maxBytes: 0 } }),
+  });
   return {
     info: { threads: tk.stats().threads, threadsReason: tk.stats().threadsReason },
     async fill(text) {
@@ -22,6 +27,31 @@ async function loadTiankong(threads, model) {
         inferenceMs,
         totalMs,
       };
+    },
+    /** Spelling check; `lagMs` is the page's longest timer delay meanwhile (the check runs in the Worker). */
+    async check(text) {
+      let lagMs = 0;
+      let expected = performance.now() + 4;
+      const probe = setInterval(() => {
+        const now = performance.now();
+        lagMs = Math.max(lagMs, now - expected);
+        expected = now + 4;
+      }, 4);
+      try {
+        const result = await tk.check(text);
+        const { inferenceMs, totalMs, runs } = result.timings;
+        return {
+          flagged: result.corrections.length,
+          checked: result.checked,
+          cached: result.cached,
+          inferenceMs,
+          totalMs,
+          runs,
+          lagMs,
+        };
+      } finally {
+        clearInterval(probe);
+      }
     },
     dispose: () => tk.dispose(),
   };
@@ -65,10 +95,12 @@ window.bench = {
    * `keepCache` (then tiankong reads its model from Cache Storage, as on a second visit).
    * `name` is 'transformers' or a name for a tiankong model at `model` (default /models/tiankong/).
    */
-  async load(name, threads, firstText, { model = '/models/tiankong/', keepCache = false } = {}) {
+  async load(name, threads, firstText, { model = '/models/tiankong/', keepCache = false, resultCache = true } = {}) {
     if (!keepCache) for (const key of await caches.keys()) await caches.delete(key);
     const started = performance.now();
-    const contender = await (name === 'transformers' ? loadTransformers(threads) : loadTiankong(threads, model));
+    const contender = await (name === 'transformers'
+      ? loadTransformers(threads)
+      : loadTiankong(threads, model, resultCache));
     const loadMs = performance.now() - started;
     const first = await contender.fill(firstText);
     contenders[name] = contender;
@@ -79,6 +111,13 @@ window.bench = {
   async fill(name, text) {
     const started = performance.now();
     const result = await contenders[name].fill(text);
+    return { ms: performance.now() - started, ...result };
+  },
+
+  /** One spelling check (tiankong only), timed around the Worker round trip. */
+  async check(name, text) {
+    const started = performance.now();
+    const result = await contenders[name].check(text);
     return { ms: performance.now() - started, ...result };
   },
 

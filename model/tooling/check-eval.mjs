@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { REPO_ROOT } from './data-paths.mjs';
 
 /**
- * @typedef {{ threshold: number, penalty: Record<string, number>, suppressWithin: number }} CheckRule
+ * @typedef {{ prefilter: number, threshold: number, penalty: Record<string, number>, suppressWithin: number, maskedShare: number, maskedMin: number }} CheckRule
  * @typedef {{ text: string, offsets: Uint32Array, scored: { position: number, candidates: { id: number, kind: string, gain: number }[] }[] }} ScoredCase
  */
 
@@ -73,6 +73,13 @@ export async function openCheckEvaluator(modelDir, { threads = 2, memory = true 
         }),
       }));
     },
+    /**
+     * The positions (indices into a case's `scored`) a rule scores masked: its prefilter and masking budget.
+     * @param {number[]} suspicions
+     * @param {CheckRule} rule
+     * @returns {Set<number>}
+     */
+    maskedSelection: (suspicions, rule) => check.maskedSelection(suspicions, rule),
     dispose: () => engine.dispose(),
   };
 }

@@ -32,6 +32,8 @@ function ruleOf(modelDir: string, sensitivity: number) {
       context: block.penalty.context ?? Infinity,
     } as Record<string, number>,
     suppressWithin: block.suppress_within as number,
+    maskedShare: (block.masked_share ?? 1) as number,
+    maskedMin: (block.masked_min ?? 0) as number,
   };
 }
 
@@ -68,6 +70,8 @@ async function referenceCheck(ref: Reference, vocabSize: number, text: string, r
   const { tokens, ids, offsets } = await ref.encodeFull(text);
   const flags: (Expected & { position: number })[] = [];
   const borderline = new Set<number>(); // start offsets of positions a rounding could flip
+  // Pass 1: each checkable position's candidates and suspicion.
+  const checkable: { p: number; kinds: Map<number, string>; suspicion: number }[] = [];
   for (let p = 1; p < ids.length - 1; p++) {
     const original = tokens[p]!;
     if (!HAN.test(original)) continue;
@@ -91,7 +95,19 @@ async function referenceCheck(ref: Reference, vocabSize: number, text: string, r
       ...[...kinds.keys(), ...contextPlain].filter((id) => id !== ids[p]).map((id) => plain![id]! - plain![ids[p]!]!),
     );
     if (Math.abs(suspicion - rule.prefilter) < 0.02) borderline.add(offsets[p]![0]);
-    if (!(suspicion > rule.prefilter)) continue;
+    checkable.push({ p, kinds, suspicion });
+  }
+  // The masking budget: of those above the prefilter, the most suspicious (ties: the earlier).
+  const budget = Math.max(rule.maskedMin, Math.ceil(rule.maskedShare * checkable.length));
+  const ranked = checkable
+    .filter((c) => c.suspicion > rule.prefilter)
+    .sort((a, b) => b.suspicion - a.suspicion || a.p - b.p);
+  const cut = ranked[budget - 1]?.suspicion;
+  if (ranked.length > budget && cut !== undefined) {
+    for (const c of ranked) if (Math.abs(c.suspicion - cut) < 0.02) borderline.add(offsets[c.p]![0]);
+  }
+  // Pass 2: the selected positions, masked.
+  for (const { p, kinds } of ranked.slice(0, budget).sort((a, b) => a.p - b.p)) {
     const masked = ids.slice();
     masked[p] = ref.maskTokenId;
     const [row] = await ref.logSoftmaxRows(masked, [p]);

@@ -61,6 +61,13 @@ export interface ModelCheckRule {
    * position is scored masked.
    */
   prefilter?: number;
+  /**
+   * The masking budget: of the positions above the prefilter, at most
+   * max(masked_min, ceil(masked_share × checkable positions)) — the most suspicious — are scored
+   * masked (absent: all of them).
+   */
+  masked_share?: number;
+  masked_min?: number;
   threshold: number;
   penalty: { near_sound: number; shape: number; context: number | null };
   suppress_within: number;

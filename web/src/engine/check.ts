@@ -7,8 +7,10 @@
  *   2. one run over the text as it is, with every such position as an output row, gives each a
  *      suspicion: how far its best candidate's logit is above the original's while the model
  *      still sees the original. Positions above the prefilter (model.json "check.prefilter",
- *      tuned to keep nearly every flag the full method raises) go on; the others are clearly
- *      right, and skipping them is most of the check's speed;
+ *      tuned to keep nearly every flag the full method raises) go on, at most the masking budget's
+ *      most suspicious (`masked_share` of the checkable positions, at least `masked_min`: a typed
+ *      sentence has one or two errors, and they rank high); the others are taken as right, and
+ *      skipping them is most of the check's speed;
  *   3. each remaining position is masked in its own copy of the text, and the copies are scored
  *      in batched model runs (session.ts: variants) — masked, so the model judges the position
  *      from its context alone;
@@ -18,7 +20,7 @@
  *   5. a position is flagged when its best gain, less its kind's penalty, passes the threshold the
  *      sensitivity sets; of two flags within `suppressWithin` tokens only the stronger stays (an
  *      error makes its neighbours look odd too).
- * Steps 1–4 depend only on the text (and the prefilter) and are cached; 5 is cheap and runs per call.
+ * Steps 1–4 depend only on the text (and the masking rule) and are cached; 5 is cheap and runs per call.
  */
 import type { WasmConfusionSets, WasmDecoder } from '../core/core-module.js';
 import type { ModelCheckRule } from '../types.js';
@@ -57,6 +59,27 @@ export interface CheckRule {
   penalty: Record<ScoredCandidate['kind'], number>;
   /** Flags closer than this (in tokens) compete: only the stronger stays. */
   suppressWithin: number;
+  /** The masking budget: at most max(maskedMin, ceil(maskedShare × checkable)) positions are scored masked. */
+  maskedShare: number;
+  maskedMin: number;
+}
+
+/** What decides which positions are scored masked (part of the cached scoring's key). */
+export type MaskingRule = Pick<CheckRule, 'prefilter' | 'maskedShare' | 'maskedMin'>;
+
+/** Every position scored masked (tuning scores this once and applies any rule to it). */
+export const MASK_ALL: MaskingRule = { prefilter: -Infinity, maskedShare: 1, maskedMin: 0 };
+
+/**
+ * Which of the checkable positions (their suspicions, in text order) are scored masked: those
+ * above the prefilter, at most the budget's most suspicious (ties: the earlier position), as a set
+ * of indices into `suspicions`.
+ */
+export function maskedSelection(suspicions: readonly number[], rule: MaskingRule): Set<number> {
+  const budget = Math.max(rule.maskedMin, Math.ceil(rule.maskedShare * suspicions.length));
+  const above = suspicions.flatMap((suspicion, index) => (suspicion > rule.prefilter ? [index] : []));
+  if (above.length <= budget) return new Set(above);
+  return new Set(above.sort((a, b) => suspicions[b]! - suspicions[a]! || a - b).slice(0, budget));
 }
 
 /**
@@ -68,6 +91,8 @@ export const DEFAULT_RULE: CheckRule = {
   threshold: 6,
   penalty: { sound: 0, 'near-sound': 0, shape: 0, context: 8 },
   suppressWithin: 0,
+  maskedShare: 1,
+  maskedMin: 0,
 };
 
 /** A model's rule: its model.json "check" block (checked by manifest.ts), else DEFAULT_RULE. */
@@ -83,6 +108,8 @@ export function modelRule(block: ModelCheckRule | undefined): CheckRule {
       context: block.penalty.context ?? Infinity,
     },
     suppressWithin: block.suppress_within,
+    maskedShare: block.masked_share ?? 1,
+    maskedMin: block.masked_min ?? 0,
   };
 }
 
@@ -123,8 +150,8 @@ export function checkablePositions(
 
 /**
  * Scores the checkable positions of `ids`: one run over the text as it is (`logits`, every
- * position an output row) for each position's suspicion; then, for the positions whose suspicion
- * is above `prefilter`, one masked copy of `ids` each, batched through `variants`, each row decoded
+ * position an output row) for each position's suspicion; then, for the positions `masking`
+ * selects (maskedSelection), one masked copy of `ids` each, batched through `variants`, each row decoded
  * by `decoder` (fused with the memory when it has one) over the original, its confusions and the
  * model's best CONTEXT_CANDIDATES eligible tokens at the mask.
  */
@@ -135,7 +162,7 @@ export async function scorePositions(
   vocabSize: number,
   runs: { logits: MaskedLogits; variants: VariantLogits },
   decoder: WasmDecoder,
-  prefilter: number,
+  masking: MaskingRule,
   beforeRun: () => Promise<void> | void,
 ): Promise<ScoredPosition[]> {
   if (checkable.length === 0) return [];
@@ -154,7 +181,11 @@ export async function scorePositions(
     }
     return { position, suspicion, candidates: [] };
   });
-  const suspicious = checkable.filter((_, index) => scored[index]!.suspicion > prefilter);
+  const selected = maskedSelection(
+    scored.map((s) => s.suspicion),
+    masking,
+  );
+  const suspicious = checkable.filter((_, index) => selected.has(index));
   if (suspicious.length === 0) return scored;
   const batch = suspicious.map(({ position }) => {
     const masked = ids.slice();
@@ -223,8 +254,12 @@ export interface Flag {
 /** Applies the rule to scored positions: flags, with adjacent flags resolved to the strongest. */
 export function decide(scored: readonly ScoredPosition[], rule: CheckRule): Flag[] {
   const flags: Flag[] = [];
-  for (const { position, suspicion, candidates } of scored) {
-    if (!(suspicion > rule.prefilter)) continue; // as if never scored masked
+  const selected = maskedSelection(
+    scored.map((s) => s.suspicion),
+    rule,
+  );
+  for (const [index, { position, candidates }] of scored.entries()) {
+    if (!selected.has(index)) continue; // as if never scored masked
     const passing = candidates
       .map((c) => ({ c, margin: c.gain - rule.penalty[c.kind] - rule.threshold }))
       .filter((x) => x.margin > 0)

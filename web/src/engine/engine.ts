@@ -38,6 +38,8 @@ import type {
   FillResult,
 } from '../types.js';
 import {
+  MASK_ALL,
+  type MaskingRule,
   type ScoredPosition,
   checkablePositions,
   decide,
@@ -304,7 +306,7 @@ export class FillMaskEngine {
       tokenizeMs,
       inferenceMs,
       runs,
-    } = await this.checkScores(text, settings.memory, options.signal, rule.prefilter);
+    } = await this.checkScores(text, settings.memory, options.signal, rule);
     const decodeStarted = now();
     const spanOf = (position: number) => [offsets[2 * position]!, offsets[2 * position + 1]!] as const;
     const kept = keptSpans(wellFormed, settings.keep);
@@ -350,14 +352,14 @@ export class FillMaskEngine {
 
   /**
    * The spelling check's scoring of `text` (check.ts: scorePositions), before its rule: what check
-   * decides from, cached per text and prefilter (-Infinity: every position scored masked). For
+   * decides from, cached per text and masking rule (MASK_ALL: every position scored masked). For
    * scripts/tune-check and the evaluation; not in the public API.
    */
   async checkScores(
     text: string,
     memory = true,
     signal?: AbortSignal,
-    prefilter = -Infinity,
+    masking: MaskingRule = MASK_ALL,
   ): Promise<{
     text: string;
     offsets: Uint32Array;
@@ -375,7 +377,9 @@ export class FillMaskEngine {
     throwIfAborted(signal); // also on a cache hit
     const { ids, offsets } = encoding;
     const fused = memory && this.memory !== null;
-    const fingerprint = `${CHECK_FINGERPRINT}|${fused ? 'memory' : 'model'}|${prefilter}`;
+    const fingerprint =
+      `${CHECK_FINGERPRINT}|${fused ? 'memory' : 'model'}|` +
+      `${masking.prefilter}|${masking.maskedShare}|${masking.maskedMin}`;
     const none = new Int32Array(0);
     const hit = ids.length > 2 ? this.cache.get(ids, none, fingerprint) : undefined;
     if (hit !== undefined || ids.length <= 2) {
@@ -398,7 +402,7 @@ export class FillMaskEngine {
             this.tokenizer.vocabSize(),
             { logits: this.logitsOf, variants: this.variantsOf },
             this.checkDecoder(fused),
-            prefilter,
+            { prefilter: masking.prefilter, maskedShare: masking.maskedShare, maskedMin: masking.maskedMin },
             task.checkpoint,
           );
           if (!this.disposed) this.cache.put(ids, none, fingerprint, JSON.stringify(result));

@@ -212,14 +212,20 @@ export function checkManifest(value: unknown, where: string): ModelManifest {
 function checkCheckRule(value: unknown, where: string): void {
   if (value === undefined) return;
   const shape =
-    '{ ["prefilter": P,] "threshold": T, "penalty": { "near_sound": N, "shape": S, "context": C | null }, ' +
+    '{ ["prefilter": P,] ["masked_share": F,] ["masked_min": M,] "threshold": T, "penalty": { "near_sound": N, "shape": S, "context": C | null }, ' +
     '"suppress_within": W } ' +
-    '(finite numbers, penalties ≥ 0, W an integer from 0 to 8; scripts/tune-check writes it)';
+    '(finite numbers, penalties ≥ 0, F in (0, 1], M and W integers ≥ 0, W at most 8; scripts/tune-check writes it)';
   const rule = record(value, 'check', shape, where);
   const penalty = rule['penalty'] as Record<string, unknown> | undefined;
   const finite = (x: unknown) => typeof x === 'number' && Number.isFinite(x);
   const ok =
     (rule['prefilter'] === undefined || finite(rule['prefilter'])) &&
+    (rule['masked_share'] === undefined ||
+      (finite(rule['masked_share']) &&
+        (rule['masked_share'] as number) > 0 &&
+        (rule['masked_share'] as number) <= 1)) &&
+    (rule['masked_min'] === undefined ||
+      (Number.isInteger(rule['masked_min']) && (rule['masked_min'] as number) >= 0)) &&
     finite(rule['threshold']) &&
     typeof penalty === 'object' &&
     penalty !== null &&
