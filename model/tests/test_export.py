@@ -197,8 +197,15 @@ def test_manifest(exports, tiny_model, tiny_checkpoint):
 
 
 def test_max_length_beyond_positions_is_rejected(tiny_checkpoint, tmp_path):
-    with pytest.raises(ValueError, match="--max-length 129 must be in 3..128"):
+    with pytest.raises(ValueError, match="--max-length 129 must be in 8..128"):
         export_model(tiny_checkpoint, tmp_path, max_length=129, log=lambda *_: None)
+
+
+def test_max_length_below_the_runtime_floor_is_rejected(tiny_checkpoint, tmp_path):
+    # The runtime refuses max_length < 8 (web/src/model/manifest.ts): never write such a model.
+    with pytest.raises(ValueError, match="--max-length 4 must be in 8..128"):
+        export_model(tiny_checkpoint, tmp_path, max_length=4, log=lambda *_: None)
+    assert not (tmp_path / "model.onnx").exists()
 
 
 def test_window_settings_reach_model_json(tiny_checkpoint, tmp_path):

@@ -34,6 +34,10 @@ from .vocab import write_vocab
 CALIBRATION_LINES = 2000
 
 
+# The shortest max_length the runtime loads (web/src/model/manifest.ts: MIN_MAX_LENGTH).
+MIN_MAX_LENGTH = 8
+
+
 def portable_path(path: str | Path) -> str:
     """A path for a manifest that ships: relative to the repository when inside it, else the folder
     name only (no machine paths in published files)."""
@@ -98,8 +102,12 @@ def export_model(
     limit = model.config.max_position_embeddings
     if max_length is None:
         max_length = limit
-    if not 2 < max_length <= limit:
-        raise ValueError(f"--max-length {max_length} must be in 3..{limit} (max_position_embeddings)")
+    # The runtime's floor (web/src/model/manifest.ts: MIN_MAX_LENGTH): [CLS], [SEP] and 6 tokens.
+    if not MIN_MAX_LENGTH <= max_length <= limit:
+        raise ValueError(
+            f"--max-length {max_length} must be in {MIN_MAX_LENGTH}..{limit} "
+            "(the runtime reads no model shorter; max_position_embeddings)"
+        )
     if window is not None and not (8 <= window[1] <= max_length and window[0] >= window[1]):
         raise ValueError(
             f"--window {window[0]}:{window[1]}: need 8 <= SIZE <= max_length ({max_length}) and THRESHOLD >= SIZE"
