@@ -181,8 +181,8 @@ class Memory {
 class OutputLayer {
  public:
   // Verifies (magic, version, sizes, CRC-32, finite values) and takes over the bytes of a head.bin
-  // for a model with `vocab_size` tokens (a float16 table is converted to float32 once, here, and
-  // the bytes released). Returns nullptr and a specific *error otherwise.
+  // for a model with `vocab_size` tokens (an int8 or float16 table is widened to float32 once, here,
+  // and the bytes released). Returns nullptr and a specific *error otherwise.
   static std::unique_ptr<OutputLayer> Load(std::vector<uint8_t> bytes, int32_t vocab_size, std::string* error);
   virtual ~OutputLayer() = default;
 
@@ -192,8 +192,8 @@ class OutputLayer {
   virtual const char* DType() const = 0;
   // out[n * HiddenSize()] = the table rows of `ids` (dequantised). False if an id is out of range.
   virtual bool Embed(const int32_t* ids, size_t n, float* out) const = 0;
-  // logits[m * VocabSize()] = hidden[m * HiddenSize()] x table^T + bias. With the int8 table each
-  // hidden row is quantised to int16 first (symmetric, one scale per row; gemv_kernels.h).
+  // logits[m * VocabSize()] = hidden[m * HiddenSize()] x table^T + bias, in float32 whatever the
+  // stored type (gemv_kernels.h).
   virtual void Logits(const float* hidden, size_t m, float* logits) const = 0;
 };
 
