@@ -85,8 +85,9 @@ describe.skipIf(missing !== null)('the Node API runs the model off the calling t
     expect(lookups(native) - before).toBe(10);
     for (const result of results) {
       expect(result.masks).toEqual(results[0]!.masks);
-      expect(result.cached).toBe(false);
     }
+    // The first runs; the others join it in flight, or (a fast model) find its entry in the cache.
+    expect(results[0]!.cached).toBe(false);
     // Another spelling of the same tokens (full-width mask) joins too; other options do not.
     const spelled = longText(serial++);
     const mixed = await Promise.all([

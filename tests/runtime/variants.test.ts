@@ -212,11 +212,11 @@ describe.skipIf(missing !== null)('ModelSession.variants', () => {
     }
   }
 
-  test.skipIf(!hasDefaultModel)('the default model (core, fp16-weights): batched equals isolated', async () => {
+  test.skipIf(!hasDefaultModel)('the default model (core, int8-weights computed in fp32): batched equals isolated', async () => {
     const opened = await openSession(DEFAULT_MODEL);
     try {
       const { session, manifest } = opened;
-      expect(manifest.quantization.scheme).toBe('fp16-weights');
+      expect(manifest.quantization.scheme).toBe('int8-weights'); // stored int8, computed in float32: batchable
       expect(session.batchable).toBe(true);
       expect(session.maxBatchTokens).toBe(manifest.window.threshold); // a fill's longest run: 128 tokens
       const reference = await Isolated.create(DEFAULT_MODEL, manifest);
