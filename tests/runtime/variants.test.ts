@@ -212,25 +212,30 @@ describe.skipIf(missing !== null)('ModelSession.variants', () => {
     }
   }
 
-  test.skipIf(!hasDefaultModel)('the default model (core, int8-weights computed in fp32): batched equals isolated', async () => {
-    const opened = await openSession(DEFAULT_MODEL);
-    try {
-      const { session, manifest } = opened;
-      expect(manifest.quantization.scheme).toBe('int8-weights'); // stored int8, computed in float32: batchable
-      expect(session.batchable).toBe(true);
-      expect(session.maxBatchTokens).toBe(manifest.window.threshold); // a fill's longest run: 128 tokens
-      const reference = await Isolated.create(DEFAULT_MODEL, manifest);
-      const variants = maskedVariants(textIds(opened, 20), 6, manifest.special_tokens.mask);
-      session.maxBatch = 4;
-      const runs = session.runs;
-      const ours = await session.variants(variants);
-      expect(session.runs - runs).toBe(2);
-      const expected = await Promise.all(variants.map((v) => reference.one(v)));
-      expect(worstDifference(ours, expected, manifest.architecture.vocab_size)).toBeLessThanOrEqual(TOLERANCE.default);
-    } finally {
-      await opened.dispose();
-    }
-  });
+  test.skipIf(!hasDefaultModel)(
+    'the default model (core, int8-weights computed in fp32): batched equals isolated',
+    async () => {
+      const opened = await openSession(DEFAULT_MODEL);
+      try {
+        const { session, manifest } = opened;
+        expect(manifest.quantization.scheme).toBe('int8-weights'); // stored int8, computed in float32: batchable
+        expect(session.batchable).toBe(true);
+        expect(session.maxBatchTokens).toBe(manifest.window.threshold); // a fill's longest run: 128 tokens
+        const reference = await Isolated.create(DEFAULT_MODEL, manifest);
+        const variants = maskedVariants(textIds(opened, 20), 6, manifest.special_tokens.mask);
+        session.maxBatch = 4;
+        const runs = session.runs;
+        const ours = await session.variants(variants);
+        expect(session.runs - runs).toBe(2);
+        const expected = await Promise.all(variants.map((v) => reference.one(v)));
+        expect(worstDifference(ours, expected, manifest.architecture.vocab_size)).toBeLessThanOrEqual(
+          TOLERANCE.default,
+        );
+      } finally {
+        await opened.dispose();
+      }
+    },
+  );
 
   test.skipIf(!hasDefaultModel)('an input long enough for windows: one logits() per variant', async () => {
     const opened = await openSession(DEFAULT_MODEL);
