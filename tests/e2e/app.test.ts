@@ -17,6 +17,7 @@ import {
   missingPrerequisite,
   serveApp,
   type ServedApp,
+  smallTouchTargets,
 } from './harness.js';
 
 const missing = missingPrerequisite();
@@ -302,13 +303,7 @@ describe.skipIf(missing !== null)('web app in headless Chromium', () => {
     await expect.poll(() => page.getByTestId('mask-result').count()).toBe(3);
     await page.getByTestId('input').fill(`${THREE_MASKS}\u3000\u200b`); // warning chips count as touch targets too
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
-    const small = await page
-      .locator('button:visible, select:visible, summary:visible')
-      .evaluateAll((nodes) =>
-        nodes
-          .map((n) => ({ text: n.textContent?.trim().slice(0, 20), h: n.getBoundingClientRect().height }))
-          .filter((b) => b.h < 44),
-      );
+    const small = await smallTouchTargets(page, 'button:visible, select:visible, summary:visible');
     expect(small).toEqual([]);
     await page.screenshot({ path: artifactPath('mobile-360x740.png') });
     await page.screenshot({ path: artifactPath('mobile-360-full.png'), fullPage: true });

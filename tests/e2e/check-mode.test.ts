@@ -16,6 +16,7 @@ import {
   missingPrerequisite,
   serveApp,
   type ServedApp,
+  smallTouchTargets,
 } from './harness.js';
 
 const missing = missingPrerequisite();
@@ -133,13 +134,7 @@ describe.skipIf(missing !== null)('app: 纠错 mode with the default model', () 
     await page.getByTestId('check-item').first().click();
     await page.getByTestId('check-suggestions').waitFor();
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
-    const small = await page
-      .locator('button:visible')
-      .evaluateAll((nodes) =>
-        nodes
-          .map((n) => ({ text: n.textContent?.trim().slice(0, 20), h: n.getBoundingClientRect().height }))
-          .filter((b) => b.h < 44),
-      );
+    const small = await smallTouchTargets(page, 'button:visible');
     expect(small).toEqual([]);
     await page.screenshot({ path: artifactPath('check-mobile-360x740.png') });
     await page.setViewportSize({ width: 1280, height: 900 });

@@ -6,7 +6,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { BrowserContext } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { build } from 'vite';
 import { startAppServer } from '../../scripts/serve.mjs';
 import { CHROMIUM, launchChromium } from '../harness/chromium.mjs';
@@ -76,4 +76,15 @@ export function launchBrowser(): Promise<BrowserContext> {
 export function artifactPath(name: string): string {
   mkdirSync(ARTIFACTS, { recursive: true });
   return path.join(ARTIFACTS, name);
+}
+
+/** The visible controls matching `selector` shorter than a 44 px touch target (text and height). */
+export function smallTouchTargets(page: Page, selector: string): Promise<Array<{ text?: string; h: number }>> {
+  return page
+    .locator(selector)
+    .evaluateAll((nodes) =>
+      nodes
+        .map((n) => ({ text: n.textContent?.trim().slice(0, 20), h: n.getBoundingClientRect().height }))
+        .filter((b) => b.h < 44),
+    );
 }
