@@ -74,7 +74,8 @@ async function measure(loadCore, vocabBytes, memoryBytes, manifest, cases, coreF
   for (let i = 0; i < 5; i++) {
     memory?.delete();
     const start = now();
-    memory = new module.Memory(memoryBytes, tokenizer);
+    // A split memory: both parts (memoryBytes = [memory.bin, memory-ngrams.bin]).
+    memory = new module.Memory(memoryBytes[0], tokenizer, ...memoryBytes.slice(1));
     loads.push(now() - start);
   }
   const heapAfter = heapBytes(module);
@@ -113,7 +114,8 @@ async function measure(loadCore, vocabBytes, memoryBytes, manifest, cases, coreF
 
 const coreFusionOptions = coreFusion(manifest.memory.fusion);
 const vocabBytes = new Uint8Array(readFileSync(join(modelDir, manifest.tokenizer.vocab)));
-const memoryBytes = new Uint8Array(readFileSync(join(modelDir, manifest.memory.file)));
+const memoryFiles = [manifest.memory.file, ...(manifest.memory.ngrams ? [manifest.memory.ngrams] : [])];
+const memoryBytes = memoryFiles.map((file) => new Uint8Array(readFileSync(join(modelDir, file))));
 const { loadCore } = await import(join(REPO_ROOT, 'dist/core/load-core.js'));
 const nodeResult = await measure(loadCore, vocabBytes, memoryBytes, manifest, cases, coreFusionOptions, (m) =>
   m.heapBytes(),
@@ -132,7 +134,9 @@ try {
       const { loadCore } = await import('/dist/core/load-core.js');
       const { cases, manifest, fusion } = await (await fetch('/bench-data/cases.json')).json();
       const fetchStart = performance.now();
-      const memoryBytes = new Uint8Array(await (await fetch('/model/' + manifest.memory.file)).arrayBuffer());
+      const memoryFiles = [manifest.memory.file, ...(manifest.memory.ngrams ? [manifest.memory.ngrams] : [])];
+      const memoryBytes = await Promise.all(memoryFiles.map(async (file) =>
+        new Uint8Array(await (await fetch('/model/' + file)).arrayBuffer())));
       const fetchMs = performance.now() - fetchStart;
       const vocabBytes = new Uint8Array(await (await fetch('/model/' + manifest.tokenizer.vocab)).arrayBuffer());
       const core = { model: fusion.model ?? 1, unigram: fusion.unigram ?? 0, ngram: Float32Array.from(fusion.ngram),

@@ -53,6 +53,7 @@ function parseArgs(argv) {
     tokenizers: true,
     forms: true,
     app: true,
+    phone: true,
     agreement: true,
     'encoder-lengths': '16,128',
     shipped: join(repoRoot, 'model', 'default'),
@@ -60,7 +61,13 @@ function parseArgs(argv) {
     'update-doc': null,
     'report-only': null,
   };
-  const switches = { 'no-tokenizers': 'tokenizers', 'no-forms': 'forms', 'no-app': 'app', 'no-agreement': 'agreement' };
+  const switches = {
+    'no-tokenizers': 'tokenizers',
+    'no-forms': 'forms',
+    'no-app': 'app',
+    'no-phone': 'phone',
+    'no-agreement': 'agreement',
+  };
   for (let i = 0; i < argv.length; i++) {
     const key = argv[i].replace(/^--/, '');
     if (key in switches) args[switches[key]] = false;
@@ -794,6 +801,11 @@ async function main() {
     console.log(`app: first and second visit, built with ${relative(repoRoot, args.shipped)}:`);
     const { measureAppVisits } = await import('./lib/app-visits.mjs');
     report.app_visits = await measureAppVisits({ repoRoot, modelDir: args.shipped, profiles: args.appProfiles });
+  }
+  if (args.phone && existsSync(join(args.shipped, 'model.json'))) {
+    console.log('app on the phone profile (4x slower CPU, 9 Mbit/s, 150 ms, 390x844 touch):');
+    const { measurePhoneVisits } = await import('./lib/app-visits.mjs');
+    report.phone_visits = await measurePhoneVisits({ repoRoot, modelDir: args.shipped });
   }
   if (args.agreement) {
     console.log('agreement and output layer (Node):');

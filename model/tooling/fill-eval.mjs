@@ -60,7 +60,9 @@ export async function openEvaluator(modelDir, { threads = 2, memory = true, memo
     memoryDir === modelDir ? manifest : JSON.parse(readFileSync(join(memoryDir, 'model.json'), 'utf8'));
   let mem = null;
   if (memory && memoryManifest.memory && existsSync(join(memoryDir, memoryManifest.memory.file))) {
-    mem = new module.Memory(new Uint8Array(readFileSync(join(memoryDir, memoryManifest.memory.file))), tokenizer);
+    const read = (file) => new Uint8Array(readFileSync(join(memoryDir, file)));
+    const { file, ngrams } = memoryManifest.memory; // a split memory: both parts (the whole memory)
+    mem = ngrams ? new module.Memory(read(file), tokenizer, read(ngrams)) : new module.Memory(read(file), tokenizer);
   }
   // A "core" model: the core's output layer gathers input embeddings and projects hidden states.
   const head =

@@ -242,36 +242,41 @@ describe.skipIf(missing !== null)('app: rough edges', () => {
 
   test('a 200 000-character paste full of invisible characters: typing stays responsive', async () => {
     const input = page.getByTestId('input');
-    await input.evaluate((el: HTMLTextAreaElement) => {
-      el.value = `${'春眠不觉晓\u200b处处闻啼鸟\u3000'.repeat(200_000 / 12)}[MASK]`;
-      el.dispatchEvent(new InputEvent('input', { bubbles: true, inputType: 'insertFromPaste' }));
-    });
+    /** Pastes `text`, types five characters in its middle; the median ms from input to the next frame. */
+    const keystrokes = async (text: string): Promise<number> => {
+      await input.evaluate((el: HTMLTextAreaElement, value: string) => {
+        el.value = value;
+        el.dispatchEvent(new InputEvent('input', { bubbles: true, inputType: 'insertFromPaste' }));
+        el.setSelectionRange(100_000, 100_000);
+        el.focus();
+        const times: number[] = [];
+        (window as unknown as { __keystrokes: number[] }).__keystrokes = times;
+        el.addEventListener(
+          'input',
+          () => {
+            const start = performance.now();
+            requestAnimationFrame(() => setTimeout(() => times.push(performance.now() - start), 0));
+          },
+          { capture: true },
+        );
+      }, text);
+      for (const key of '填空测试字') {
+        await page.keyboard.type(key);
+        await page.waitForTimeout(50);
+      }
+      await expect
+        .poll(() => page.evaluate(() => (window as unknown as { __keystrokes: number[] }).__keystrokes.length))
+        .toBeGreaterThanOrEqual(5);
+      const times = await page.evaluate(() => (window as unknown as { __keystrokes: number[] }).__keystrokes);
+      return [...times.slice(-5)].sort((a, b) => a - b)[2]!;
+    };
+    // Side by side in one page: the browser's own cost of a 200 000-character textarea, then the
+    // same length full of invisible characters (before the fix: 1.4–1.6 s a keystroke, ~10× plain).
+    const plain = await keystrokes(`${'春眠不觉晓，处处闻啼鸟。'.repeat(200_000 / 12)}[MASK]`);
+    const invisible = await keystrokes(`${'春眠不觉晓\u200b处处闻啼鸟\u3000'.repeat(200_000 / 12)}[MASK]`);
     expect(await page.getByTestId('warnings').textContent()).toMatch(/发现 3333\d 个不可见或特殊字符.*不再逐个标出/);
-    await input.evaluate((el: HTMLTextAreaElement) => {
-      el.setSelectionRange(100_000, 100_000);
-      el.focus();
-      const times: number[] = [];
-      (window as unknown as { __keystrokes: number[] }).__keystrokes = times;
-      el.addEventListener(
-        'input',
-        () => {
-          const start = performance.now();
-          requestAnimationFrame(() => setTimeout(() => times.push(performance.now() - start), 0));
-        },
-        { capture: true },
-      );
-    });
-    for (const key of '填空测试字') {
-      await page.keyboard.type(key);
-      await page.waitForTimeout(50);
-    }
-    await expect
-      .poll(() => page.evaluate(() => (window as unknown as { __keystrokes: number[] }).__keystrokes.length))
-      .toBe(5);
-    const times = await page.evaluate(() => (window as unknown as { __keystrokes: number[] }).__keystrokes);
-    const median = [...times].sort((a, b) => a - b)[2]!;
-    console.log(`keystrokes in a 200 000-character text: ${times.map((t) => Math.round(t)).join(', ')} ms`);
-    expect(median).toBeLessThan(400);
+    console.log(`keystrokes in a 200 000-character text: plain ${Math.round(plain)} ms, invisible ${Math.round(invisible)} ms`);
+    expect(invisible).toBeLessThan(3 * plain + 100);
     expect((await input.inputValue()).slice(100_000, 100_005)).toBe('填空测试字');
     // Tens of thousands of highlight boxes would be laid out again on every keystroke: masks only.
     expect(await page.locator('#editor-backdrop mark.mark-suspicious').count()).toBe(0);

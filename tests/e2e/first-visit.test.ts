@@ -1,9 +1,11 @@
 // First visit of the app built with the shipped default model (model/default: model + corpus
 // memory), served by scripts/serve.mjs (precompressed brotli/gzip) to a fresh headless Chromium:
-// bytes transferred until the first answer and for the whole visit (offline copy included), and
-// the time from navigation to the first answer on localhost. The numbers go to
-// bench/results/tmp/app-first-visit.json and the console; BENCHMARKS.md ("App: first visit")
-// reports them. Budgets are loose (a loaded 2-core machine); the aim is ≤ 10 MB and ≤ 3 s.
+// bytes transferred until the first answer (the corpus memory's preview, from memory.bin alone)
+// and until the model's, for the whole visit (offline copy included), and the times from
+// navigation on localhost. The numbers go to bench/results/tmp/app-first-visit.json and the
+// console; BENCHMARKS.md ("App: first visit") reports them. The byte budget of the first answer is
+// issue 24's (≤ 6 MB, what a phone on 9 Mbit/s gets in ~5 s); time budgets are loose (a loaded
+// 2-core machine; bench/phone.mjs measures the phone profile).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -61,6 +63,14 @@ describe.skipIf(missing !== null)('first visit with the default model', () => {
       .not.toBeNull();
     const firstAnswerMs = await page.evaluate(() => (window as unknown as { __firstAnswerMs: number }).__firstAnswerMs);
     const answeredAt = Date.now();
+    // The first answer is the memory's preview, marked as such, and already right.
+    const firstIsPreview = await page.getByTestId('preview-note').isVisible();
+    expect(await page.getByTestId('candidate').first().getAttribute('data-token')).toBe('鸟');
+    // Then the model's answer replaces it (the note goes away).
+    await expect
+      .poll(() => page.getByTestId('preview-note').isVisible(), { timeout: 180_000, interval: 50 })
+      .toBe(false);
+    const modelAnsweredAt = Date.now();
     expect(await page.getByTestId('candidate').first().getAttribute('data-token')).toBe('鸟');
     // The idiom dictionary is fetched only after the answer showed a filled blank inside Chinese text.
     const idiomFetchStart = await page.evaluate(
@@ -76,6 +86,12 @@ describe.skipIf(missing !== null)('first visit with the default model', () => {
     ).toBe(true);
     const untilAnswer = sent.filter((r) => r.at <= answeredAt && r.url !== '/idioms.json');
     const bytesToAnswer = untilAnswer.reduce((sum, r) => sum + r.bytes, 0);
+    const bytesToModelAnswer = sent
+      .filter((r) => r.at <= modelAnsweredAt && r.url !== '/idioms.json')
+      .reduce((sum, r) => sum + r.bytes, 0);
+    const memoryAt = sent.findIndex((r) => r.url === '/models/default/memory.bin' && r.status === 200);
+    const beforePreview = sent.slice(0, memoryAt + 1);
+    const bytesForPreview = beforePreview.reduce((sum, r) => sum + r.bytes, 0);
 
     // The rest of the visit: the service worker's offline copy (mostly 304s) and the idiom card's data.
     await expect.poll(() => page.getByTestId('status').textContent(), { timeout: 120_000 }).toMatch(/已可离线使用/);
@@ -90,7 +106,7 @@ describe.skipIf(missing !== null)('first visit with the default model', () => {
     const firstWorker = sent.findIndex((r) => r.url.startsWith('/sw.js'));
     expect(firstModel).toBeGreaterThanOrEqual(0);
     expect(firstWorker === -1 || firstModel < firstWorker, sent.map((r) => r.url).join(' ')).toBe(true);
-    for (const file of ['model.onnx', 'head.bin', 'memory.bin', 'vocab.txt']) {
+    for (const file of ['model.onnx', 'head.bin', 'memory.bin', 'memory-ngrams.bin', 'vocab.txt']) {
       expect(
         sent.filter((r) => r.url === `/models/default/${file}` && r.status === 200),
         file,
@@ -104,7 +120,11 @@ describe.skipIf(missing !== null)('first visit with the default model', () => {
       model: 'model/default',
       first_answer_ms: Math.round(firstAnswerMs),
       first_answer_wall_ms: answeredAt - start,
+      first_answer_is_preview: firstIsPreview,
       bytes_to_first_answer: bytesToAnswer,
+      bytes_the_preview_waits_for: bytesForPreview,
+      model_answer_wall_ms: modelAnsweredAt - start,
+      bytes_to_model_answer: bytesToModelAnswer,
       bytes_first_visit: bytesVisit,
       requests_first_visit: sent.length,
       large_responses: byFile,
@@ -116,10 +136,18 @@ describe.skipIf(missing !== null)('first visit with the default model', () => {
       `first visit: first answer ${report.first_answer_ms} ms after navigation; ${(bytesToAnswer / 1e6).toFixed(2)} MB ` +
         `until then, ${(bytesVisit / 1e6).toFixed(2)} MB for the whole visit\n${JSON.stringify(byFile, null, 2)}`,
     );
-    // Loose budgets (a loaded 2-core machine runs this); BENCHMARKS.md has the measured numbers.
-    // Bytes: ~18 MB with the v2 default model (fp16-stored encoder 4.4 MB + f16 head ~4 MB brotli,
-    // memory 6.9 MB, ORT's wasm 2.3 MB); the budget catches a file fetched twice or uncompressed.
-    expect(bytesToAnswer).toBeLessThan(21e6);
+    // The first answer needs the app, the core and memory.bin only (~3.6 MB brotli): the model,
+    // ONNX Runtime's wasm and the longer n-grams are requested only once memory.bin has arrived
+    // (on localhost they may still finish before the answer is drawn, so the budget counts what
+    // was sent up to memory.bin: what the preview waits for).
+    expect(firstIsPreview).toBe(true);
+    expect(bytesForPreview, beforePreview.map((r) => `${r.url} ${r.bytes}`).join('\n')).toBeLessThanOrEqual(6e6);
+    const late = ['model.onnx', 'head.bin', 'memory-ngrams.bin'].map((f) => `/models/default/${f}`);
+    expect(
+      beforePreview.filter((r) => late.includes(r.url) || (r.url.endsWith('.wasm') && r.url.includes('ort-'))),
+    ).toEqual([]);
+    // The model's answer: everything (~14 MB); the budget catches a file fetched twice or uncompressed.
+    expect(bytesToModelAnswer).toBeLessThan(21e6);
     expect(firstAnswerMs).toBeLessThan(15_000);
   });
 });

@@ -79,6 +79,7 @@ describe.skipIf(missing !== null)('npm pack in a fresh clone', () => {
         'dist/core/wasm/tiankong-core-threads.wasm',
         'model/default/model.onnx',
         'model/default/memory.bin',
+        'model/default/memory-ngrams.bin',
         'LICENSE',
       ]),
     );

@@ -43,9 +43,10 @@ const LOCAL_ONLY = '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1';
  * @param {string} [options.userDataDir]
  * @param {{ width: number, height: number }} [options.viewport]
  * @param {boolean} [options.localOnly] resolve no host but 127.0.0.1 (the benchmark's proof that it ran offline)
+ * @param {boolean} [options.mobile] a phone: touch, mobile viewport meta honoured
  * @returns {Promise<import('playwright-core').BrowserContext>}
  */
-export async function launchChromium({ userDataDir, viewport, localOnly = false } = {}) {
+export async function launchChromium({ userDataDir, viewport, localOnly = false, mobile = false } = {}) {
   const { chromium } = await import('playwright-core');
   const profile = userDataDir ?? mkdtempSync(join(tmpdir(), 'tiankong-chromium-'));
   const removeProfile = () =>
@@ -56,6 +57,7 @@ export async function launchChromium({ userDataDir, viewport, localOnly = false 
       executablePath: CHROMIUM,
       headless: true,
       ...(viewport ? { viewport } : {}),
+      ...(mobile ? { isMobile: true, hasTouch: true, deviceScaleFactor: 3 } : {}),
       args: [...CHROMIUM_ARGS, ...(localOnly ? [LOCAL_ONLY] : [])],
     });
   } catch (error) {

@@ -45,7 +45,7 @@ export function packageMounts({ distDir, ortDir }) {
 }
 
 const BLANK_PAGE = '<!doctype html><meta charset="utf-8"><title>harness</title>';
-const MODEL_FILES = ['model.json', 'model.onnx', 'vocab.txt', 'memory.bin', 'head.bin'];
+const MODEL_FILES = ['model.json', 'model.onnx', 'vocab.txt', 'memory.bin', 'memory-ngrams.bin', 'head.bin'];
 
 /**
  * Starts the reliability origin on 127.0.0.1 (any free port). `models` maps a name to a model

@@ -306,6 +306,8 @@ const char* StatusName(MemoryStatus status) {
       return "corrupt";
     case MemoryStatus::kWrongVocab:
       return "wrong-vocab";
+    case MemoryStatus::kMismatch:
+      return "mismatch";
   }
   return "corrupt";
 }
@@ -437,19 +439,32 @@ class MemoryHandle {
   std::vector<uint8_t> hit_whole_;
 };
 
-const char* TryNewMemory(const val& bytes, const TokenizerHandle& tokenizer, std::unique_ptr<Memory>* out) {
-  std::vector<uint8_t> data;
+// `ngram_bytes` undefined: one file (a whole memory, or a split memory's base alone).
+const char* TryNewMemory(const val& bytes, const TokenizerHandle& tokenizer, const val& ngram_bytes,
+                         std::unique_ptr<Memory>* out) {
+  std::vector<uint8_t> data, ngrams;
   if (const char* error = CopyTypedArray(bytes, "Uint8Array", "Memory: bytes", &data)) return error;
+  const bool split = !ngram_bytes.isUndefined();
+  if (split) {
+    if (const char* error = CopyTypedArray(ngram_bytes, "Uint8Array", "Memory: ngramBytes", &ngrams)) return error;
+  }
   MemoryStatus status = MemoryStatus::kOk;
   std::string error;
-  *out = Memory::Load(std::move(data), tokenizer.tokenizer(), &status, &error);
+  *out = split ? Memory::Load(std::move(data), std::move(ngrams), tokenizer.tokenizer(), &status, &error)
+               : Memory::Load(std::move(data), tokenizer.tokenizer(), &status, &error);
   if (*out == nullptr) return Fail("Memory [%s]: %s", StatusName(status), error.c_str());
   return nullptr;
 }
 
 MemoryHandle* NewMemory(val bytes, const TokenizerHandle& tokenizer) {
   std::unique_ptr<Memory> memory;
-  if (const char* error = TryNewMemory(bytes, tokenizer, &memory)) Throw(error, bytes);
+  if (const char* error = TryNewMemory(bytes, tokenizer, val::undefined(), &memory)) Throw(error, bytes);
+  return new MemoryHandle(std::move(memory), tokenizer.VocabSize());
+}
+
+MemoryHandle* NewSplitMemory(val bytes, const TokenizerHandle& tokenizer, val ngram_bytes) {
+  std::unique_ptr<Memory> memory;
+  if (const char* error = TryNewMemory(bytes, tokenizer, ngram_bytes, &memory)) Throw(error, bytes, ngram_bytes);
   return new MemoryHandle(std::move(memory), tokenizer.VocabSize());
 }
 
@@ -916,6 +931,7 @@ EMSCRIPTEN_BINDINGS(tiankong_core) {
 
   emscripten::class_<MemoryHandle>("Memory")
       .constructor(&NewMemory, emscripten::allow_raw_pointers())
+      .constructor(&NewSplitMemory, emscripten::allow_raw_pointers())
       .function("info", &MemoryHandle::Info)
       .function("propose", &MemoryHandle::Propose)
       .function("evidence", &MemoryHandle::Evidence)

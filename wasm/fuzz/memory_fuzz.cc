@@ -6,6 +6,8 @@
 //      mutations reach the section parsers instead of stopping at a checksum.
 //   2  the rest is a query (token ids, blanks, boundaries, target, min strength) for a fixed valid
 //      memory: Evidence, ProposeCandidates, SourceOf and the fused Decoder on long, odd inputs.
+//   3  the rest is the second part of a split memory (memory-ngrams.bin, CRCs fixed up as in mode
+//      1) loaded beside the fixed valid memory's first part: Memory::Load(base, ngrams), then queried.
 // Invariants checked besides "no crash, no UB": Load fails with a status and a message or
 // succeeds with kOk; proposals are vocabulary ids; Evidence answers every candidate in order with
 // finite gains; hits name a real text with at least one agreeing token and a non-empty source;
@@ -43,6 +45,9 @@ constexpr char kPoem[] = "床前明月光，疑是地上霜。举头望明月，
 const tiankong::Tokenizer* g_tokenizer = nullptr;
 const Memory* g_memory = nullptr;  // the fixed valid memory (mode 2)
 std::vector<uint8_t>* g_memory_bytes = nullptr;
+// A split of that memory (memory::SplitNgrams): mode 3 fuzzes the n-gram part beside the base.
+std::vector<uint8_t>* g_base_part = nullptr;
+std::vector<uint8_t>* g_ngram_part = nullptr;
 
 [[noreturn]] void Fail(const char* what) {
   std::fprintf(stderr, "invariant violated: %s\n", what);
@@ -250,11 +255,14 @@ void FixUp(std::vector<uint8_t>* file) {
   std::memcpy(p + 36, &crc, 4);
 }
 
-void LoadAndQuery(std::vector<uint8_t> file, uint64_t seed) {
-  const size_t size = file.size();
+// `base` given: `file` is the n-gram part of a split memory whose first part is *base.
+void LoadAndQuery(std::vector<uint8_t> file, uint64_t seed, const std::vector<uint8_t>* base = nullptr) {
+  const size_t size = file.size() + (base ? base->size() : 0);
   MemoryStatus status = MemoryStatus::kOk;
   std::string error;
-  const std::unique_ptr<Memory> memory = Memory::Load(std::move(file), *g_tokenizer, &status, &error);
+  const std::unique_ptr<Memory> memory =
+      base ? Memory::Load(*base, std::move(file), *g_tokenizer, &status, &error)
+           : Memory::Load(std::move(file), *g_tokenizer, &status, &error);
   if (memory == nullptr) {
     if (status == MemoryStatus::kOk || error.empty()) Fail("a failed Load must say why");
     return;
@@ -334,6 +342,7 @@ void WriteSeed(const std::string& dir, const std::string& name, uint8_t mode, co
 void WriteSeeds(const std::string& dir) {
   WriteSeed(dir, "memory-raw", 0, *g_memory_bytes);
   WriteSeed(dir, "memory-fixup", 1, *g_memory_bytes);
+  WriteSeed(dir, "ngrams-fixup", 3, *g_ngram_part);
   // Queries in mode 2's spelling: target, min strength, extra, then ids (0xFF = a blank).
   int n = 0;
   for (const char* text : {"疑是地[MASK]霜", "掩耳盗[MASK]", "天地掩耳[MASK][MASK]山水", "床前明[MASK]光，[MASK]是",
@@ -366,6 +375,13 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     std::abort();
   }
   g_memory = memory.get();
+  static std::vector<uint8_t> base, ngrams;
+  if (!tiankong::memory::SplitNgrams(bytes.data(), bytes.size(), &base, &ngrams, &error)) {
+    std::fprintf(stderr, "memory_fuzz: the seed memory does not split: %s\n", error.c_str());
+    std::abort();
+  }
+  g_base_part = &base;
+  g_ngram_part = &ngrams;
   if (const char* dir = std::getenv("TK_MEMORY_FUZZ_WRITE_SEEDS")) {
     WriteSeeds(dir);
     std::exit(0);
@@ -375,7 +391,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
-  const uint8_t mode = data[0] % 3;
+  const uint8_t mode = data[0] % 4;
   std::vector<uint8_t> rest(data + 1, data + size);
   if (mode == 2) {
     Bytes in(rest.data(), rest.size());
@@ -387,7 +403,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   uint64_t seed = 0xcbf29ce484222325ull;  // FNV-1a of the input: the contexts follow the bytes
   for (const uint8_t b : rest) seed = (seed ^ b) * 0x100000001b3ull;
-  if (mode == 1) FixUp(&rest);
-  LoadAndQuery(std::move(rest), seed);
+  if (mode == 1 || mode == 3) FixUp(&rest);
+  LoadAndQuery(std::move(rest), seed, mode == 3 ? g_base_part : nullptr);
   return 0;
 }

@@ -31,7 +31,9 @@ constexpr size_t kOwnBestPool = 256;
 
 class MemoryImpl final : public Memory {
  public:
-  bool Init(std::vector<uint8_t> bytes, const Tokenizer& tokenizer, MemoryStatus* status, std::string* error);
+  // `ngram_bytes` empty: one file (whole, or a split memory's base alone).
+  bool Init(std::vector<uint8_t> bytes, std::vector<uint8_t> ngram_bytes, const Tokenizer& tokenizer,
+            MemoryStatus* status, std::string* error);
 
   const MemoryInfo& Info() const override { return info_; }
   const float* UnigramLogProbs() const override { return unigram_; }
@@ -174,7 +176,11 @@ class MemoryImpl final : public Memory {
 
   bool ParsePredecessors(const memory::Section& section, std::string* error);
 
+  // Reads the n-gram part of a split memory into *ngrams: same vocabulary and build as `base`.
+  bool ParseNgramPart(const memory::Container& base, memory::Section* ngrams, MemoryStatus* status, std::string* error);
+
   std::vector<uint8_t> bytes_;
+  std::vector<uint8_t> ngram_bytes_;
   MemoryInfo info_;
   size_t vocab_size_ = 0;
   std::vector<std::string> tokens_;
@@ -200,9 +206,36 @@ bool MemoryImpl::ParsePredecessors(const memory::Section& section, std::string* 
   return ok;
 }
 
-bool MemoryImpl::Init(std::vector<uint8_t> bytes, const Tokenizer& tokenizer, MemoryStatus* status,
-                      std::string* error) {
+bool MemoryImpl::ParseNgramPart(const memory::Container& base, memory::Section* ngrams, MemoryStatus* status,
+                                std::string* error) {
+  memory::Container part;
+  *status = memory::ParseContainer(ngram_bytes_.data(), ngram_bytes_.size(), &part, error);
+  if (*status != MemoryStatus::kOk) {
+    *error = "n-gram file: " + *error;
+    return false;
+  }
+  *status = MemoryStatus::kMismatch;
+  const memory::Section* info = base.Find(memory::kSectionBuildInfo);
+  const memory::Section* part_info = part.Find(memory::kSectionBuildInfo);
+  const memory::Section* found = part.Find(memory::kSectionNgrams);
+  if (found == nullptr || part.Find(memory::kSectionUnigram) != nullptr) {
+    *error = "the n-gram file is not the n-gram part of a split memory (scripts/build-memory writes both parts)";
+    return false;
+  }
+  if (part.vocab_size != base.vocab_size || part.vocab_fingerprint != base.vocab_fingerprint || info == nullptr ||
+      part_info == nullptr || info->size != part_info->size ||
+      std::memcmp(info->data, part_info->data, info->size) != 0) {
+    *error = "the n-gram file and memory.bin come from different builds; build them together with scripts/build-memory";
+    return false;
+  }
+  *ngrams = *found;  // points into ngram_bytes_, which lives as long as this memory
+  return true;
+}
+
+bool MemoryImpl::Init(std::vector<uint8_t> bytes, std::vector<uint8_t> ngram_bytes, const Tokenizer& tokenizer,
+                      MemoryStatus* status, std::string* error) {
   bytes_ = std::move(bytes);
+  ngram_bytes_ = std::move(ngram_bytes);
   memory::Container container;
   *status = memory::ParseContainer(bytes_.data(), bytes_.size(), &container, error);
   if (*status != MemoryStatus::kOk) return false;
@@ -219,10 +252,22 @@ bool MemoryImpl::Init(std::vector<uint8_t> bytes, const Tokenizer& tokenizer, Me
   const memory::Section* bigrams = container.Find(memory::kSectionBigrams);
   const memory::Section* predecessors = container.Find(memory::kSectionPredecessors);
   const memory::Section* texts = container.Find(memory::kSectionTexts);
+  if (ngrams && !unigram && !bigrams && !predecessors && !texts) {
+    *error =
+        "it holds only the longer n-grams: it is the second part of a split memory (memory-ngrams.bin); load "
+        "it beside its memory.bin";
+    return false;
+  }
   if (!unigram || !ngrams || !bigrams || !predecessors || !texts) {
     *error = "a required section is missing";
     return false;
   }
+  memory::Section split_ngrams;
+  if (!ngram_bytes_.empty()) {
+    if (!ParseNgramPart(container, &split_ngrams, status, error)) return false;
+    ngrams = &split_ngrams;
+  }
+  *status = MemoryStatus::kCorrupt;
   if (unigram->size != vocab_size_ * sizeof(float)) {
     *error = "unigram section has the wrong size";
     return false;
@@ -248,7 +293,7 @@ bool MemoryImpl::Init(std::vector<uint8_t> bytes, const Tokenizer& tokenizer, Me
   info_.texts = index_.text_count();
   for (size_t t = 0; t < index_.text_count(); ++t) info_.idioms += index_.IsIdiom(static_cast<int32_t>(t));
   info_.units = index_.unit_count();
-  info_.bytes = bytes_.size();
+  info_.bytes = bytes_.size() + ngram_bytes_.size();
   if (const memory::Section* build = container.Find(memory::kSectionBuildInfo)) {
     info_.build.assign(reinterpret_cast<const char*>(build->data), build->size);
   }
@@ -261,7 +306,19 @@ bool MemoryImpl::Init(std::vector<uint8_t> bytes, const Tokenizer& tokenizer, Me
 std::unique_ptr<Memory> Memory::Load(std::vector<uint8_t> bytes, const Tokenizer& tokenizer, MemoryStatus* status,
                                      std::string* error) {
   auto memory = std::make_unique<MemoryImpl>();
-  if (!memory->Init(std::move(bytes), tokenizer, status, error)) return nullptr;
+  if (!memory->Init(std::move(bytes), {}, tokenizer, status, error)) return nullptr;
+  return memory;
+}
+
+std::unique_ptr<Memory> Memory::Load(std::vector<uint8_t> base, std::vector<uint8_t> ngrams, const Tokenizer& tokenizer,
+                                     MemoryStatus* status, std::string* error) {
+  if (ngrams.empty()) {
+    *status = MemoryStatus::kTruncated;
+    *error = "the n-gram file is empty";
+    return nullptr;
+  }
+  auto memory = std::make_unique<MemoryImpl>();
+  if (!memory->Init(std::move(base), std::move(ngrams), tokenizer, status, error)) return nullptr;
   return memory;
 }
 

@@ -297,5 +297,39 @@ std::vector<uint8_t> MemoryBuilder::Finish(BuildReport* report, std::string* err
   return writer.Finish();
 }
 
+bool SplitNgrams(const uint8_t* bytes, size_t n, std::vector<uint8_t>* base, std::vector<uint8_t>* ngrams,
+                 std::string* error) {
+  Container container;
+  if (ParseContainer(bytes, n, &container, error) != MemoryStatus::kOk) return false;
+  const Section* hashed = container.Find(kSectionNgrams);
+  const Section* info = container.Find(kSectionBuildInfo);
+  if (hashed == nullptr || info == nullptr || container.Find(kSectionUnigram) == nullptr) {
+    *error = "not a whole memory (it needs its build info, unigram and n-gram sections)";
+    return false;
+  }
+  ByteReader header(hashed->data, hashed->size);
+  const uint32_t order = header.U32();
+  header.U32();  // slots
+  const uint32_t entries = header.U32();
+  header.U32();  // max_probe
+  const float backoff = header.F32();
+  if (header.failed() || order <= 2 || entries == 0) {
+    *error = "its n-gram section holds no n-grams longer than bigrams: nothing to split off";
+    return false;
+  }
+  ContainerWriter base_writer(container.vocab_fingerprint, container.vocab_size);
+  ContainerWriter ngram_writer(container.vocab_fingerprint, container.vocab_size);
+  ngram_writer.Add(kSectionBuildInfo, std::vector<uint8_t>(info->data, info->data + info->size));
+  ngram_writer.Add(kSectionNgrams, std::vector<uint8_t>(hashed->data, hashed->data + hashed->size));
+  for (const Section& section : container.sections) {
+    base_writer.Add(section.id, section.id == kSectionNgrams
+                                    ? BigramOnlyNgramSection(backoff)
+                                    : std::vector<uint8_t>(section.data, section.data + section.size));
+  }
+  *base = base_writer.Finish();
+  *ngrams = ngram_writer.Finish();
+  return true;
+}
+
 }  // namespace memory
 }  // namespace tiankong

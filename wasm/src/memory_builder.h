@@ -74,5 +74,13 @@ class MemoryBuilder {
   uint64_t lines_ = 0, invalid_lines_ = 0;
 };
 
+// Splits a whole memory.bin (bytes[0, n)) in two, so a first answer can come before the larger
+// part has arrived: *base gets every section, its n-gram section replaced by a bigram-only one
+// (BigramOnlyNgramSection, same backoff); *ngrams gets the build info and the n-gram section.
+// Memory::Load(base, ngrams) then answers exactly as Memory::Load(whole). False with *error when
+// the bytes are not a memory that loads, or have no longer n-grams to split off.
+bool SplitNgrams(const uint8_t* bytes, size_t n, std::vector<uint8_t>* base, std::vector<uint8_t>* ngrams,
+                 std::string* error);
+
 }  // namespace memory
 }  // namespace tiankong

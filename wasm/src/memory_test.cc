@@ -770,6 +770,121 @@ TEST(MemoryLoad, ChecksSectionContentsBehindValidChecksums) {
       memory::kSectionTexts, [](std::vector<uint8_t>* s) { s->resize(s->size() - 1); }, "texts truncated");
 }
 
+// A split memory (SplitNgrams): the pair answers exactly as the whole file (checked against the
+// reference above), the base alone as an order-2 memory of the same corpus (checked against an
+// order-2 reference), and parts of different builds or in the wrong place are refused.
+struct SplitFixture : Fixture {
+  std::vector<uint8_t> base, ngrams;
+  SplitFixture() {
+    std::string error;
+    EXPECT_TRUE(memory::SplitNgrams(bytes.data(), bytes.size(), &base, &ngrams, &error)) << error;
+  }
+  std::unique_ptr<Memory> LoadPair(std::vector<uint8_t> b, std::vector<uint8_t> n, MemoryStatus* status,
+                                   std::string* error) const {
+    return Memory::Load(std::move(b), std::move(n), *tokenizer, status, error);
+  }
+};
+
+TEST(MemorySplit, ThePairAnswersAsTheWholeFile) {
+  SplitFixture f;
+  MemoryStatus status = MemoryStatus::kOk;
+  std::string error;
+  const auto pair = f.LoadPair(f.base, f.ngrams, &status, &error);
+  ASSERT_NE(pair, nullptr) << error;
+  ASSERT_NE(f.memory, nullptr);
+  EXPECT_LT(f.base.size() + 0, f.bytes.size());
+  EXPECT_EQ(pair->Info().max_order, f.memory->Info().max_order);
+  EXPECT_EQ(pair->Info().ngrams, f.memory->Info().ngrams);
+  EXPECT_EQ(pair->Info().build, f.memory->Info().build);
+  const int32_t vocab = f.tokenizer->VocabSize();
+  Gram candidates(static_cast<size_t>(vocab));
+  for (int32_t id = 0; id < vocab; ++id) candidates[id] = id;
+  size_t compared = 0;
+  for (const Query& q : RandomQueries(*f.tokenizer, 23, 40)) {
+    for (size_t target = 0; target < q.masks.size(); ++target) {
+      std::vector<CandidateEvidence> whole, split;
+      f.memory->Evidence(q.ids.data(), q.ids.size(), q.masks.data(), q.masks.size(), target, candidates.data(),
+                         candidates.size(), 2, &whole);
+      pair->Evidence(q.ids.data(), q.ids.size(), q.masks.data(), q.masks.size(), target, candidates.data(),
+                     candidates.size(), 2, &split);
+      ASSERT_EQ(whole.size(), split.size());
+      for (size_t i = 0; i < whole.size(); ++i) {
+        EXPECT_EQ(std::memcmp(whole[i].ngram_gain, split[i].ngram_gain, sizeof whole[i].ngram_gain), 0) << i;
+        EXPECT_EQ(whole[i].hit.text, split[i].hit.text);
+        ++compared;
+      }
+      Gram proposed_whole, proposed_split;
+      f.memory->ProposeCandidates(q.ids.data(), q.ids.size(), q.masks.data(), q.masks.size(), target, &proposed_whole);
+      pair->ProposeCandidates(q.ids.data(), q.ids.size(), q.masks.data(), q.masks.size(), target, &proposed_split);
+      EXPECT_EQ(proposed_whole, proposed_split);
+    }
+  }
+  EXPECT_GT(compared, 1000u);
+}
+
+TEST(MemorySplit, TheBaseAloneIsABigramMemoryOfTheSameCorpus) {
+  SplitFixture f;
+  const auto base = Load(f.base, *f.tokenizer);
+  ASSERT_NE(base, nullptr);
+  EXPECT_EQ(base->Info().max_order, 2u);
+  EXPECT_EQ(base->Info().texts, f.memory->Info().texts) << "the famous-text and idiom index is in the base";
+  const Reference bigrams{*f.tokenizer, f.lines, 2};
+  const int32_t vocab = f.tokenizer->VocabSize();
+  Gram candidates(static_cast<size_t>(vocab));
+  for (int32_t id = 0; id < vocab; ++id) candidates[id] = id;
+  size_t nonzero = 0;
+  for (const Query& q : RandomQueries(*f.tokenizer, 5, 30)) {
+    const Gram units = bigrams.Units(q.ids, q.masks);
+    for (size_t target = 0; target < q.masks.size(); ++target) {
+      std::vector<CandidateEvidence> out;
+      base->Evidence(q.ids.data(), q.ids.size(), q.masks.data(), q.masks.size(), target, candidates.data(),
+                     candidates.size(), 3, &out);
+      for (size_t i = 0; i < out.size(); ++i) {
+        double gains[9] = {};
+        int terms[9] = {};
+        bigrams.Gains(units, static_cast<size_t>(q.masks[target]), candidates[i], gains, terms);
+        for (size_t n = 3; n <= 8; ++n) EXPECT_EQ(out[i].ngram_gain[n], 0.0f);
+        EXPECT_NEAR(out[i].ngram_gain[2], gains[2], kTermTolerance * terms[2] + 1e-3);
+        nonzero += terms[2] > 0;
+      }
+    }
+  }
+  EXPECT_GT(nonzero, 100u);
+}
+
+TEST(MemorySplit, RefusesPartsThatDoNotBelongTogether) {
+  SplitFixture f;
+  MemoryStatus status = MemoryStatus::kOk;
+  std::string error;
+  // The n-gram part where the base belongs.
+  EXPECT_EQ(Memory::Load(f.ngrams, *f.tokenizer, &status, &error), nullptr);
+  EXPECT_EQ(status, MemoryStatus::kCorrupt);
+  EXPECT_NE(error.find("second part of a split memory"), std::string::npos) << error;
+  // The base twice.
+  EXPECT_EQ(f.LoadPair(f.base, f.base, &status, &error), nullptr);
+  EXPECT_EQ(status, MemoryStatus::kMismatch);
+  EXPECT_NE(error.find("not the n-gram part"), std::string::npos) << error;
+  // A part of another build (another corpus).
+  const std::vector<uint8_t> other = BuildBytes(*f.tokenizer, SyntheticCorpus(8, 160), FamousTexts(), ExactOptions());
+  std::vector<uint8_t> other_base, other_ngrams;
+  ASSERT_TRUE(memory::SplitNgrams(other.data(), other.size(), &other_base, &other_ngrams, &error)) << error;
+  EXPECT_EQ(f.LoadPair(f.base, other_ngrams, &status, &error), nullptr);
+  EXPECT_EQ(status, MemoryStatus::kMismatch);
+  EXPECT_NE(error.find("different builds"), std::string::npos) << error;
+  // A damaged part: its own checksum says so, named as the n-gram file.
+  std::vector<uint8_t> damaged = f.ngrams;
+  damaged[damaged.size() / 2] ^= 0x40;  // inside the n-gram section (the build info is small)
+  EXPECT_EQ(f.LoadPair(f.base, damaged, &status, &error), nullptr);
+  EXPECT_EQ(status, MemoryStatus::kCorrupt);
+  EXPECT_EQ(error.rfind("n-gram file: ", 0), 0u) << error;
+  EXPECT_EQ(f.LoadPair(f.base, {}, &status, &error), nullptr);
+  EXPECT_EQ(status, MemoryStatus::kTruncated);
+  // Splitting a base again has nothing to split off.
+  std::vector<uint8_t> again_base, again_ngrams;
+  EXPECT_FALSE(memory::SplitNgrams(f.base.data(), f.base.size(), &again_base, &again_ngrams, &error));
+  EXPECT_NE(error.find("nothing to split off"), std::string::npos) << error;
+}
+
 TEST(MemoryBuilder, SameInputsGiveTheSameBytes) {
   const auto tokenizer = MakeTokenizer();
   std::vector<std::string> lines = SyntheticCorpus(5, 120);

@@ -134,6 +134,17 @@ bool NgramTable::Find(const int32_t* ids, size_t n, float* log_p) const {
   return true;
 }
 
+std::vector<uint8_t> BigramOnlyNgramSection(float backoff) {
+  ByteWriter out;
+  out.U32(2);  // max_order: bigrams only
+  out.U32(1);  // one empty slot (Parse wants entries < slots)
+  out.U32(0);  // entries
+  out.U32(0);  // max_probe
+  out.F32(backoff);
+  out.U32(0);  // slot[0]: empty
+  return out.Take();
+}
+
 std::vector<uint8_t> NgramTableBuilder::FinishBigrams() {
   std::sort(bigrams_.begin(), bigrams_.end(), [](const Bigram& a, const Bigram& b) {
     return a.first < b.first || (a.first == b.first && a.second < b.second);

@@ -69,6 +69,10 @@ class NgramTable {
   const uint32_t* slot_ = nullptr;
 };
 
+// An n-gram section of order 2 with no hashed entries and this backoff: what a split memory's
+// base (SplitNgrams) holds in place of the longer n-grams, so it reads as a bigram memory.
+std::vector<uint8_t> BigramOnlyNgramSection(float backoff);
+
 // Builds both sections. Add every entry once; Finish orders them, so the bytes depend only on the
 // set of entries.
 class NgramTableBuilder {

@@ -1,8 +1,11 @@
 // tiankong_build_memory: builds a memory.bin (the corpus memory of a model) from corpus lines and a
 // list of famous texts and idioms. scripts/build-memory drives it. Usage:
 //   tiankong_build_memory --vocab VOCAB --corpus LINES.txt --texts TEXTS.tsv --out memory.bin [options]
+//   tiankong_build_memory --split WHOLE.bin --out memory.bin --ngrams-out memory-ngrams.bin
 // TEXTS.tsv: one text per line, tab-separated: kind (famous|idiom), work, title, author, text.
-// The output is written to OUT.tmp and renamed, so an interrupted build never leaves a broken file.
+// --ngrams-out (or --split, for a memory already built) writes the memory in two parts
+// (memory::SplitNgrams): what a first answer needs, and the longer n-grams.
+// Outputs are written to OUT.tmp and renamed, so an interrupted build never leaves a broken file.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -21,11 +24,14 @@ constexpr int kExitFailed = 1;
 
 const char kUsage[] =
     "usage: tiankong_build_memory --vocab PATH --corpus PATH --texts PATH --out PATH [options]\n"
+    "       tiankong_build_memory --split PATH --out PATH --ngrams-out PATH\n"
     "  --vocab PATH        the model's vocab.txt\n"
     "  --corpus PATH       training text, one line per text\n"
     "  --texts PATH        famous texts and idioms (TSV: kind, work, title, author, text)\n"
     "  --weights PATH      one whole number 1..255 per corpus line: how much its counts weigh\n"
     "  --out PATH          memory.bin to write\n"
+    "  --ngrams-out PATH   write the longer n-grams to this second file (a split memory)\n"
+    "  --split PATH        split this whole memory.bin into --out and --ngrams-out (no build)\n"
     "  --order N           longest n-gram (2..8, default 5)\n"
     "  --min-count N       n-grams seen fewer times are dropped (default 2)\n"
     "  --max-ngrams N      n-grams kept, the most useful first (default 1500000)\n"
@@ -49,6 +55,42 @@ bool ParseCount(const char* text, long min, long max, long* out) {
   return *end == '\0' && *out >= min && *out <= max;
 }
 
+// Writes `bytes` to path.tmp and renames it over `path`; false (message printed) on failure.
+bool WriteAtomically(const std::string& path, const std::vector<uint8_t>& bytes) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    if (!out.flush()) {
+      std::cerr << "tiankong_build_memory: cannot write '" << tmp << "'\n";
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::cerr << "tiankong_build_memory: cannot rename '" << tmp << "' to '" << path << "'\n";
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+// Writes the whole memory to `out_path`, or split in two when `ngrams_path` is given.
+bool WriteMemory(const std::vector<uint8_t>& whole, const std::string& out_path, const std::string& ngrams_path) {
+  if (ngrams_path.empty()) return WriteAtomically(out_path, whole);
+  std::vector<uint8_t> base, ngrams;
+  std::string error;
+  if (!tiankong::memory::SplitNgrams(whole.data(), whole.size(), &base, &ngrams, &error)) {
+    std::cerr << "tiankong_build_memory: cannot split the memory: " << error << "\n";
+    return false;
+  }
+  // The n-gram part first: a base on disk always has its part beside it.
+  if (!WriteAtomically(ngrams_path, ngrams) || !WriteAtomically(out_path, base)) return false;
+  std::cerr << "tiankong_build_memory: split into " << out_path << " (" << base.size() << " bytes) and " << ngrams_path
+            << " (" << ngrams.size() << " bytes)\n";
+  return true;
+}
+
 std::vector<std::string> SplitTabs(const std::string& line) {
   std::vector<std::string> fields;
   size_t start = 0;
@@ -62,7 +104,7 @@ std::vector<std::string> SplitTabs(const std::string& line) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string vocab_path, corpus_path, texts_path, out_path, weights_path;
+  std::string vocab_path, corpus_path, texts_path, out_path, weights_path, ngrams_path, split_path;
   tiankong::TokenizerOptions tokenizer_options;
   tokenizer_options.max_length = 1 << 30;  // corpus lines are never truncated
   tiankong::memory::BuildOptions options;
@@ -80,6 +122,10 @@ int main(int argc, char** argv) {
       texts_path = argv[++i];
     } else if (arg == "--out" && has_value) {
       out_path = argv[++i];
+    } else if (arg == "--ngrams-out" && has_value) {
+      ngrams_path = argv[++i];
+    } else if (arg == "--split" && has_value) {
+      split_path = argv[++i];
     } else if (arg == "--order" && has_value) {
       if (!ParseCount(argv[++i], 2, 8, &n)) {
         std::cerr << "tiankong_build_memory: --order must be 2..8, got '" << argv[i] << "'\n";
@@ -117,6 +163,19 @@ int main(int argc, char** argv) {
       std::cerr << "tiankong_build_memory: unknown or incomplete option '" << arg << "'\n" << kUsage;
       return kExitUsage;
     }
+  }
+  if (!split_path.empty()) {
+    if (out_path.empty() || ngrams_path.empty() || !vocab_path.empty() || !corpus_path.empty()) {
+      std::cerr << "tiankong_build_memory: --split takes --out and --ngrams-out only\n" << kUsage;
+      return kExitUsage;
+    }
+    std::string whole;
+    if (!ReadWhole(split_path, &whole)) {
+      std::cerr << "tiankong_build_memory: cannot read '" << split_path << "'\n";
+      return kExitFailed;
+    }
+    const std::vector<uint8_t> bytes(whole.begin(), whole.end());
+    return WriteMemory(bytes, out_path, ngrams_path) ? 0 : kExitFailed;
   }
   if (vocab_path.empty() || corpus_path.empty() || texts_path.empty() || out_path.empty()) {
     std::cerr << "tiankong_build_memory: --vocab, --corpus, --texts and --out are required\n" << kUsage;
@@ -180,21 +239,7 @@ int main(int argc, char** argv) {
     std::cerr << "tiankong_build_memory: " << error << "\n";
     return kExitFailed;
   }
-  const std::string tmp = out_path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (!out.flush()) {
-      std::cerr << "tiankong_build_memory: cannot write '" << tmp << "'\n";
-      std::remove(tmp.c_str());
-      return kExitFailed;
-    }
-  }
-  if (std::rename(tmp.c_str(), out_path.c_str()) != 0) {
-    std::cerr << "tiankong_build_memory: cannot rename '" << tmp << "' to '" << out_path << "'\n";
-    std::remove(tmp.c_str());
-    return kExitFailed;
-  }
+  if (!WriteMemory(bytes, out_path, ngrams_path)) return kExitFailed;
   std::cerr << "tiankong_build_memory: " << out_path << ": " << bytes.size() << " bytes; " << report.lines << " lines, "
             << report.tokens << " tokens; n-grams kept";
   for (size_t n = 2; n < report.kept.size(); ++n) std::cerr << " " << n << ":" << report.kept[n];

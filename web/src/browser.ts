@@ -28,7 +28,7 @@
  */
 import { connectWorker } from './browser/client.js';
 import type { WireCreateOptions } from './browser/protocol.js';
-import { proxyModel } from './browser/proxy.js';
+import { proxyModel, proxyPreview } from './browser/proxy.js';
 import { checkCreateOptions } from './engine/options.js';
 import { TiankongError, describe } from './errors.js';
 import { isModelBytes } from './model/bytes.js';
@@ -99,6 +99,7 @@ function wireModel(model: CreateFillMaskOptions['model']): {
       model.modelBytes,
       model.vocabBytes,
       ...(model.memoryBytes ? [model.memoryBytes] : []),
+      ...(model.memoryNgramsBytes ? [model.memoryNgramsBytes] : []),
       ...(model.headBytes ? [model.headBytes] : []),
     ]
       .map((bytes) =>
@@ -162,11 +163,18 @@ export async function createFillMask(options: BrowserFillMaskOptions = {}): Prom
     cache: options.cache,
     memory: options.memory,
     assets: { core: absolute(options.assets?.core), ort: absolute(options.assets?.ort) },
+    preview: options.onPreview !== undefined,
   };
+  const { onPreview } = options;
   try {
     await client.request(
       { type: 'create', options: wire },
-      { transfer, signal: options.signal, onProgress: options.onProgress },
+      {
+        transfer,
+        signal: options.signal,
+        onProgress: options.onProgress,
+        ...(onPreview ? { onPreview: () => onPreview(proxyPreview(client)) } : {}),
+      },
     );
   } catch (error) {
     void client.fail(error as TiankongError);

@@ -18,7 +18,7 @@
 import { Worker } from 'node:worker_threads';
 import { WorkerClient } from './browser/client.js';
 import type { Reply, WireCreateOptions } from './browser/protocol.js';
-import { proxyModel } from './browser/proxy.js';
+import { proxyModel, proxyPreview } from './browser/proxy.js';
 import { checkCreateOptions } from './engine/options.js';
 import { TiankongError, describe, throwIfAborted } from './errors.js';
 import { isModelBytes } from './model/bytes.js';
@@ -49,9 +49,18 @@ export async function createFillMask(options: CreateFillMaskOptions = {}): Promi
     backend: settings.backend,
     cache: settings.cache,
     memory: settings.memory,
+    preview: options.onPreview !== undefined,
   };
+  const { onPreview } = options;
   try {
-    await client.request({ type: 'create', options: wire }, { signal: options.signal, onProgress: options.onProgress });
+    await client.request(
+      { type: 'create', options: wire },
+      {
+        signal: options.signal,
+        onProgress: options.onProgress,
+        ...(onPreview ? { onPreview: () => onPreview(proxyPreview(client)) } : {}),
+      },
+    );
   } catch (error) {
     await client.fail(error as TiankongError);
     throw error;

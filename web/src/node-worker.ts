@@ -41,8 +41,8 @@ if (port) {
   const onRequest = serveEngine({
     post: (reply) => port.postMessage(reply),
     // The options crossed as plain data (index.ts); openNodeEngine checks them again.
-    create: async (options, { signal, onProgress }) =>
-      (await openNodeEngine({ ...options, signal, onProgress }, guard)).engine,
+    create: async ({ preview, ...options }, { signal, onProgress, onPreview }) =>
+      (await openNodeEngine({ ...options, signal, onProgress }, guard, preview ? onPreview : undefined)).engine,
   });
   port.on('message', (request: Request) => void onRequest(request));
 }

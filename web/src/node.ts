@@ -21,7 +21,7 @@ import { type CreateSettings, checkCreateOptions, checkModelSource, resolveThrea
 import type { InferenceRuntime, OrtModule, OrtSession } from './engine/session.js';
 import { TiankongError, describe } from './errors.js';
 import { isModelBytes, loadModelFromBytes } from './model/bytes.js';
-import { type LoadModelOptions, type LoadedModel, loadModel } from './model/load.js';
+import { type EarlyFiles, type LoadModelOptions, type LoadedModel, loadModel } from './model/load.js';
 import { MANIFEST_FILE, parseManifest } from './model/manifest.js';
 import { loadModelFromUrl } from './model/url.js';
 import type { CreateFillMaskOptions, ModelSource } from './types.js';
@@ -31,22 +31,35 @@ export const DEFAULT_MODEL_DIR = fileURLToPath(new URL('../model/default/', impo
 
 /**
  * The steps of the Node entry's createFillMask: check the options, pick the runtime, load the
- * model, load the core, build the engine. Returns the core too (for tools that measure its heap).
+ * model, load the core, build the engine. With `onPreview` and a split memory, a preview engine
+ * (FillMaskEngine.preview) is handed over once the memory's first part is read, before the
+ * model's files. Returns the core too (for tools that measure its heap).
  * Rejects with a TiankongError; nothing stays loaded when it does.
  */
 export async function openNodeEngine(
-  options: CreateFillMaskOptions,
+  options: Omit<CreateFillMaskOptions, 'onPreview'>,
   guard?: RunGuard,
+  onPreview?: (preview: FillMaskEngine) => void,
 ): Promise<{ engine: FillMaskEngine; core: LoadedCore }> {
   const settings = checkCreateOptions(options);
   const created = await createNodeRuntime(settings);
   const runtime = guard ? guardedRuntime(created, guard) : created;
+  const corePromise = loadEngineCore();
+  corePromise.catch(() => undefined); // its failure is reported below, after the model's
+  const onMemoryFirst = async (early: EarlyFiles) => {
+    try {
+      onPreview!(FillMaskEngine.preview({ early, core: await corePromise, runtime, cache: settings.cache }));
+    } catch {
+      // no preview: the engine reports what is wrong with the files (or the core) when it loads them
+    }
+  };
   const model = await loadModelInNode(options.model, {
     onProgress: options.onProgress,
     signal: options.signal,
     memory: settings.memory,
+    ...(onPreview && settings.memory ? { onMemoryFirst } : {}),
   });
-  const core = await loadEngineCore();
+  const core = await corePromise;
   try {
     return { engine: await FillMaskEngine.create({ model, core, runtime, cache: settings.cache }), core };
   } catch (error) {

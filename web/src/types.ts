@@ -79,6 +79,12 @@ export interface ModelCheckRule {
 export interface ModelMemory {
   /** File name inside the model directory (listed in `files` with its sha256). */
   file: string;
+  /**
+   * A split memory's second part (scripts/build-memory writes "memory-ngrams.bin"): the n-grams
+   * longer than bigrams. `file` alone answers a first preview (famous texts, idioms, bigrams);
+   * the engine fuses the two once both have arrived.
+   */
+  ngrams?: string;
   /** FusionWeights of the C++ core (tuned by scripts/tune-fusion); defaults apply when absent. */
   fusion?: {
     model?: number;
@@ -100,6 +106,8 @@ export interface ModelBytes {
   vocabBytes: Uint8Array | ArrayBuffer;
   /** The corpus memory, when the manifest lists one (omit it to run without). */
   memoryBytes?: Uint8Array | ArrayBuffer;
+  /** The memory's second part (manifest.memory.ngrams), required with memoryBytes when the manifest lists one. */
+  memoryNgramsBytes?: Uint8Array | ArrayBuffer;
   /** The output layer (head.bin), required by a "core" model (manifest.logits "core"). */
   headBytes?: Uint8Array | ArrayBuffer;
   manifest: ModelManifest;
@@ -116,7 +124,7 @@ export type ModelSource = string | URL | ModelBytes;
 
 /** Download/read progress of one model file. */
 export interface LoadProgress {
-  file: 'model.json' | 'model.onnx' | 'vocab.txt' | 'memory.bin' | 'head.bin';
+  file: 'model.json' | 'model.onnx' | 'vocab.txt' | 'memory.bin' | 'memory-ngrams.bin' | 'head.bin';
   /** Bytes received so far. */
   loaded: number;
   /** Expected size in bytes (from model.json), 0 when unknown. */
@@ -146,8 +154,32 @@ export interface CreateFillMaskOptions {
    * model. Default true. false: the memory is not even downloaded (fills use the model alone).
    */
   memory?: boolean;
+  /**
+   * Called once, while the model still loads, with a preview that fills from the corpus memory
+   * alone (famous texts, idioms, bigrams: the first part of a split memory, a few MB), so a page
+   * can answer before the model has arrived. Its results say `preview: true`; fill again with
+   * the model once createFillMask resolves. Not called for a model without a split memory or with
+   * `memory: false`. The model's files are read only after the memory's first part (bandwidth goes
+   * to the first answer first).
+   * @example
+   * ```ts
+   * const tk = await createFillMask({
+   *   onPreview: async (preview) => show(await preview.fill('床前明月光，疑是地[MASK]霜。')),
+   * });
+   * ```
+   */
+  onPreview?: (preview: FillMaskPreview) => void;
   /** Cancels loading. */
   signal?: AbortSignal;
+}
+
+/**
+ * The memory-alone answers given while the model loads (CreateFillMaskOptions.onPreview). Once the
+ * model is ready, its fills are the model's (`preview` absent); after the model is disposed they reject DISPOSED.
+ */
+export interface FillMaskPreview {
+  /** As FillMaskModel.fill (`joint` is ignored); the result has `preview: true` until the model is ready. */
+  fill(text: string, options?: FillOptions): Promise<FillResult>;
 }
 
 /** A filter applied to candidates (mapped to token ids once per model). */
@@ -291,6 +323,11 @@ export interface FillResult {
   words?: FillWord[];
   /** True when the result came from the cache (no model run). */
   cached: boolean;
+  /**
+   * True for a preview's answer (CreateFillMaskOptions.onPreview): the corpus memory alone, before
+   * the model and the rest of the memory had arrived. Absent on the model's answers.
+   */
+  preview?: true;
   timings: FillTimings;
 }
 

@@ -14,6 +14,7 @@ import { FillMaskEngine } from './engine/engine.js';
 import { type CreateSettings, checkCreateOptions, resolveThreads } from './engine/options.js';
 import type { InferenceRuntime, OrtModule } from './engine/session.js';
 import { isModelBytes, loadModelFromBytes } from './model/bytes.js';
+import type { EarlyFiles } from './model/load.js';
 import { loadModelFromUrl } from './model/url.js';
 import type { LoadProgress } from './types.js';
 
@@ -80,26 +81,54 @@ async function warmUpOrt(): Promise<void> {
   }
 }
 
+/**
+ * Loads the model and builds the engine. The model's download, the core and ONNX Runtime's
+ * start-up overlap (each is seconds on a slow link or CPU). With `preview` and a split memory the
+ * memory's first part comes first, alone on the link, and the preview engine answers from it
+ * (onPreview) while ONNX Runtime, the model and the rest of the memory follow.
+ */
 async function create(
   options: WireCreateOptions,
-  { signal, onProgress }: { signal: AbortSignal; onProgress: (p: LoadProgress) => void },
+  {
+    signal,
+    onProgress,
+    onPreview,
+  }: { signal: AbortSignal; onProgress: (p: LoadProgress) => void; onPreview: (preview: FillMaskEngine) => void },
 ): Promise<FillMaskEngine> {
-  const settings = checkCreateOptions(options, ['assets', 'files']);
+  const settings = checkCreateOptions(options, ['assets', 'files', 'preview']);
   const runtime = createWorkerRuntime(settings, options.assets?.ort);
-  const progress = { onProgress, signal, memory: settings.memory };
-  // The model's download, the core and ONNX Runtime's start-up overlap (each is seconds on a slow link or CPU).
-  const warmUp = warmUpOrt();
+  const corePromise = loadEngineCore(options.assets?.core);
+  let warmUp: Promise<void> | null = null;
+  const onMemoryFirst = async (early: EarlyFiles) => {
+    try {
+      onPreview(FillMaskEngine.preview({ early, core: await corePromise, runtime, cache: settings.cache }));
+    } catch {
+      // no preview: the engine reports what is wrong with the files (or the core) when it loads them
+    }
+  };
+  const withPreview = options.preview === true && settings.memory;
+  const progress = {
+    // With a preview, ONNX Runtime's wasm starts downloading with the model, after the first answer's bytes.
+    onProgress: (p: LoadProgress) => {
+      if (p.file === 'model.onnx') warmUp ??= warmUpOrt();
+      onProgress(p);
+    },
+    signal,
+    memory: settings.memory,
+    ...(withPreview ? { onMemoryFirst } : {}),
+  };
+  if (!withPreview) warmUp = warmUpOrt();
   const [model, core] = await Promise.allSettled([
     isModelBytes(options.model)
       ? loadModelFromBytes(options.model, progress)
       : loadModelFromUrl(new URL(options.model), progress, options.files),
-    loadEngineCore(options.assets?.core),
+    corePromise,
   ]);
   if (model.status === 'rejected' || core.status === 'rejected') {
     if (core.status === 'fulfilled') core.value.dispose();
     throw model.status === 'rejected' ? model.reason : (core as PromiseRejectedResult).reason;
   }
-  await warmUp;
+  await (warmUp ?? warmUpOrt());
   try {
     return await FillMaskEngine.create({ model: model.value, core: core.value, runtime, cache: settings.cache });
   } catch (error) {

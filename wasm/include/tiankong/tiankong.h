@@ -97,7 +97,7 @@ class Tokenizer {
 // docs/memory-format.md describes the file.
 // ---------------------------------------------------------------------------
 
-enum class MemoryStatus { kOk = 0, kTruncated, kBadMagic, kBadVersion, kCorrupt, kWrongVocab };
+enum class MemoryStatus { kOk = 0, kTruncated, kBadMagic, kBadVersion, kCorrupt, kWrongVocab, kMismatch };
 
 struct MemoryInfo {
   uint32_t version = 0;
@@ -145,6 +145,12 @@ class Memory {
   // version or built for another vocabulary. The memory does not keep `tokenizer`.
   static std::unique_ptr<Memory> Load(std::vector<uint8_t> bytes, const Tokenizer& tokenizer, MemoryStatus* status,
                                       std::string* error);
+  // A memory split in two (SplitNgrams): `base` (memory.bin: everything a first answer needs, its
+  // n-gram table only the bigrams) and `ngrams` (memory-ngrams.bin: the longer n-grams), checked
+  // as Load checks one file and against each other (one build: kMismatch otherwise). The pair
+  // answers exactly as the whole file; `base` alone (the one-argument Load) answers from bigrams.
+  static std::unique_ptr<Memory> Load(std::vector<uint8_t> base, std::vector<uint8_t> ngrams,
+                                      const Tokenizer& tokenizer, MemoryStatus* status, std::string* error);
   virtual ~Memory() = default;
 
   virtual const MemoryInfo& Info() const = 0;

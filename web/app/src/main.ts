@@ -2,7 +2,9 @@
  * The page: wires the editor, the service worker, the runtime and the result views.
  * State lives here; every piece it uses is a small module of its own.
  *
- * First visit of a cross-origin-isolated page: the runtime and the model load at once; the
+ * First visit of a cross-origin-isolated page: the runtime and the model load at once, the
+ * corpus memory's first part before the rest, so a preview (the memory alone, marked as such)
+ * answers a few seconds in and the model's answer replaces it; the
  * service worker is registered once the model is ready, and its precache then revalidates what
  * the page already downloaded (304s) and finds the model in the runtime's cache. A page that is
  * not isolated (a static host without COOP/COEP) lets the service worker precache first and
@@ -25,6 +27,7 @@ import {
   importRuntime,
   type CheckResult,
   type FillMaskModel,
+  type FillMaskPreview,
   type FillOptions,
   type LoadProgress,
 } from './runtime.js';
@@ -53,6 +56,7 @@ const ui = {
   errorRetry: byId<HTMLButtonElement>('error-retry'),
   results: byId('results'),
   staleNote: byId('stale-note'),
+  previewNote: byId('preview-note'),
   kbdHint: byId('kbd-hint'),
   optionsSummary: byId('options-summary'),
   maskResults: byId('mask-results'),
@@ -78,6 +82,8 @@ const ui = {
 };
 
 let model: FillMaskModel | null = null;
+/** Answers from the corpus memory alone until the model is ready (CreateFillMaskOptions.onPreview). */
+let preview: FillMaskPreview | null = null;
 let serviceWorker: ServiceWorkerState = 'none';
 let current: { result: ShownResult; state: Choice; filled: Filled } | null = null;
 let inflight: AbortController | null = null;
@@ -207,6 +213,7 @@ async function loadModel(): Promise<void> {
       model: appUrl(MODEL_URL),
       backend: backend === 'webgpu' || backend === 'auto' ? backend : 'wasm',
       onProgress: trackLoadProgress(),
+      onPreview: previewReady,
     });
   } catch (error) {
     hideProgress();
@@ -225,6 +232,14 @@ async function loadModel(): Promise<void> {
     offlineCopyPending = false;
     void first.then(saveOfflineCopy);
   }
+}
+
+/** The preview can answer: the page works at once, marked as a preview, while the model downloads. */
+function previewReady(ready: FillMaskPreview): void {
+  if (model) return;
+  preview = ready;
+  ui.predict.disabled = false;
+  if (editor.value.trim() && !checkMode?.isEnabled) void predict();
 }
 
 function setReady(): void {
@@ -248,7 +263,11 @@ function fillOptions(signal: AbortSignal): FillOptions {
  * Where the filters hid every candidate of a mask, its unfiltered top candidates (the runtime's
  * cached model output makes the second fill cheap), marked `unfiltered` for the page to grey out.
  */
-async function withUnfiltered(tk: FillMaskModel, result: ShownResult, options: FillOptions): Promise<ShownResult> {
+async function withUnfiltered(
+  tk: Pick<FillMaskModel, 'fill'>,
+  result: ShownResult,
+  options: FillOptions,
+): Promise<ShownResult> {
   if (!result.masks.some((mask) => mask.candidates.length === 0)) return result;
   const all = await tk.fill(result.text, { topK: options.topK, threshold: 0, signal: options.signal });
   return {
@@ -260,7 +279,8 @@ async function withUnfiltered(tk: FillMaskModel, result: ShownResult, options: F
 }
 
 async function predict(): Promise<void> {
-  if (!model) return;
+  const filler = model ?? preview;
+  if (!filler) return;
   // A new prediction supersedes the running one and any heatmap still being computed.
   inflight?.abort('superseded');
   heatmap.clear();
@@ -270,7 +290,7 @@ async function predict(): Promise<void> {
   ui.predict.setAttribute('aria-busy', 'true');
   try {
     const options = fillOptions(controller.signal);
-    const result = await withUnfiltered(model, await model.fill(text, options), options);
+    const result = await withUnfiltered(filler, await filler.fill(text, options), options);
     hideError();
     show(result);
   } catch (error) {
@@ -292,6 +312,7 @@ function show(result: ShownResult): void {
   heatmap.clear();
   render();
   markStale(result.text !== editor.value);
+  ui.previewNote.hidden = result.preview !== true;
   ui.results.hidden = false;
   // On a phone the results start below the fold: bring them up, but never move what is already visible.
   if (ui.results.getBoundingClientRect().top > window.innerHeight * 0.8) {
@@ -333,9 +354,11 @@ function render(): void {
     (maskIndex, candidateIndex) => {
       state.choice[maskIndex] = candidateIndex;
       render();
-      if (stale) return; // the old text's heatmap would not match what the user sees in the editor
+      // The old text's heatmap would not match what the user sees in the editor; a preview has no model to explain with.
+      if (stale || !model || result.preview) return;
       const { token } = result.masks[maskIndex]!.candidates[candidateIndex]!;
-      void heatmap.show(token, (signal) => model!.explain(result.text, maskIndex, token, { signal }));
+      const tk = model;
+      void heatmap.show(token, (signal) => tk.explain(result.text, maskIndex, token, { signal }));
     },
   );
   renderWords(

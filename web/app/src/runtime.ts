@@ -10,6 +10,7 @@ export type {
   CheckCorrection,
   CheckResult,
   FillMaskModel,
+  FillMaskPreview,
   FillOptions,
   FillResult,
   FillMaskStats,

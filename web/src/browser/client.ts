@@ -13,6 +13,7 @@ type Pending = {
   resolve(value: unknown): void;
   reject(error: unknown): void;
   onProgress?: (p: LoadProgress) => void;
+  onPreview?: () => void;
 };
 
 /** The worker as the client sees it; each entry adapts its kind of worker (and feeds `receive`, `fail`). */
@@ -83,7 +84,13 @@ export class WorkerClient {
    */
   request(
     message: DistributiveOmit<Request, 'id'>,
-    options: { transfer?: Transferable[]; signal?: AbortSignal; onProgress?: (p: LoadProgress) => void } = {},
+    options: {
+      transfer?: Transferable[];
+      signal?: AbortSignal;
+      onProgress?: (p: LoadProgress) => void;
+      /** A create's preview is ready (the `preview` reply). */
+      onPreview?: () => void;
+    } = {},
   ): Promise<unknown> {
     if (this.failure) return Promise.reject(this.failure);
     const { signal } = options;
@@ -115,6 +122,7 @@ export class WorkerClient {
           reject(aborted ? abortError(signal) : error);
         },
         onProgress: options.onProgress,
+        onPreview: options.onPreview,
       });
       this.endpoint.busy?.(true);
       const request = { ...message, id, ...(abortedBefore ? { aborted: true } : {}) } as Request;
@@ -171,17 +179,19 @@ export class WorkerClient {
     if (reply.type !== 'progress' && reply.stats) this.latestStats = reply.stats;
     const pending = this.pending.get(reply.id);
     if (!pending) return; // cancelled on this side already
-    if (reply.type === 'progress') {
+    if (reply.type === 'progress' || reply.type === 'preview') {
+      const callback = reply.type === 'progress' ? 'onProgress' : 'onPreview';
       try {
-        pending.onProgress?.(reply.progress);
+        if (reply.type === 'progress') pending.onProgress?.(reply.progress);
+        else pending.onPreview?.();
       } catch (error) {
-        // The caller's onProgress threw: its request fails, as a TiankongError like every rejection.
+        // The caller's callback threw: its request fails, as a TiankongError like every rejection.
         this.settle(reply.id);
         this.post({ type: 'cancel', id: nextId++, target: reply.id });
         pending.reject(
           error instanceof TiankongError
             ? error
-            : new TiankongError('BAD_OPTION', `tiankong: the onProgress callback threw: ${describe(error)}`),
+            : new TiankongError('BAD_OPTION', `tiankong: the ${callback} callback threw: ${describe(error)}`),
         );
       }
       return;

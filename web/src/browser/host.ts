@@ -5,23 +5,39 @@
  * aborting the request it names. The entry only says how to post a reply and how to build the
  * engine (its runtime, its model sources).
  */
-import { FillMaskEngine } from '../engine/engine.js';
+import type { FillMaskEngine } from '../engine/engine.js';
 import { TiankongError, serializeError } from '../errors.js';
 import type { LoadProgress } from '../types.js';
 import type { Reply, Request, WireCreateOptions } from './protocol.js';
 
 export interface HostSetup {
   post(reply: Reply): void;
-  /** Loads the model and builds the engine; `onProgress` posts progress for the create request. */
+  /**
+   * Loads the model and builds the engine; `onProgress` posts progress for the create request, and
+   * `onPreview` (when the options ask for a preview and the model allows one) hands over an engine
+   * that answers preview fills until this resolves.
+   */
   create(
     options: WireCreateOptions,
-    context: { signal: AbortSignal; onProgress: (p: LoadProgress) => void },
+    context: {
+      signal: AbortSignal;
+      onProgress: (p: LoadProgress) => void;
+      onPreview: (preview: FillMaskEngine) => void;
+    },
   ): Promise<FillMaskEngine>;
 }
 
 /** Returns the handler of incoming requests (call it with each message's data). */
 export function serveEngine(setup: HostSetup): (request: Request) => Promise<void> {
   let engine: FillMaskEngine | null = null;
+  /** Answers preview fills while the model loads (then disposed once the fills it holds are done). */
+  let preview: FillMaskEngine | null = null;
+  const previewFills = new Set<Promise<unknown>>();
+  const endPreview = () => {
+    const ending = preview;
+    preview = null;
+    if (ending) void Promise.allSettled([...previewFills]).then(() => ending.dispose());
+  };
   /** The engine was disposed: a new create may load another model in this thread (Node reuses threads). */
   let released = false;
   /** Requests in progress, so a `cancel` can abort them. */
@@ -31,10 +47,18 @@ export function serveEngine(setup: HostSetup): (request: Request) => Promise<voi
     if (request.type === 'create') {
       if (engine && !released) throw new TiankongError('BAD_OPTION', 'tiankong: this Worker already holds a model');
       const { id } = request;
-      engine = await setup.create(request.options, {
-        signal,
-        onProgress: (progress) => setup.post({ type: 'progress', id, progress }),
-      });
+      try {
+        engine = await setup.create(request.options, {
+          signal,
+          onProgress: (progress) => setup.post({ type: 'progress', id, progress }),
+          onPreview: (ready) => {
+            preview = ready;
+            setup.post({ type: 'preview', id, stats: ready.stats() });
+          },
+        });
+      } finally {
+        endPreview();
+      }
       released = false;
       return undefined;
     }
@@ -42,6 +66,14 @@ export function serveEngine(setup: HostSetup): (request: Request) => Promise<voi
       await engine?.dispose();
       released = true;
       return undefined;
+    }
+    if (request.type === 'fill' && request.preview && !(engine && !released)) {
+      if (!preview)
+        throw new TiankongError('DISPOSED', 'tiankong: the preview ended: its model failed to load or was disposed');
+      const fill = preview.fill(request.text, { ...request.options, signal });
+      previewFills.add(fill);
+      void fill.catch(() => undefined).then(() => previewFills.delete(fill));
+      return fill;
     }
     if (!engine) throw new TiankongError('DISPOSED', 'tiankong: no model is loaded in this Worker');
     if (request.type === 'fill') return engine.fill(request.text, { ...request.options, signal });

@@ -27,15 +27,18 @@ export interface WireCreateOptions {
   memory?: boolean;
   /** Absolute base URLs overriding where the wasm files are fetched from. */
   assets?: { core?: string; ort?: string };
+  /** Answer `preview` fills from a split memory's first part while the model loads (a `preview` reply says when). */
+  preview?: boolean;
 }
 
 /**
  * `aborted`: the caller's signal had already aborted; the request is checked as usual (its errors
- * win) and then rejects ABORTED without running the model.
+ * win) and then rejects ABORTED without running the model. `preview`: a preview's fill, answered by
+ * the preview engine until the model is ready, then by the model.
  */
 export type Request =
   | { type: 'create'; id: number; options: WireCreateOptions }
-  | { type: 'fill'; id: number; text: string; options: WireFillOptions; aborted?: boolean }
+  | { type: 'fill'; id: number; text: string; options: WireFillOptions; aborted?: boolean; preview?: boolean }
   | { type: 'fillBatch'; id: number; texts: string[]; options: WireFillOptions; aborted?: boolean }
   | { type: 'explain'; id: number; text: string; maskIndex: number; token: string; aborted?: boolean }
   | { type: 'check'; id: number; text: string; options: WireCheckOptions; aborted?: boolean }
@@ -44,5 +47,7 @@ export type Request =
 
 export type Reply =
   | { type: 'progress'; id: number; progress: LoadProgress }
+  /** For a create with `preview`: the preview engine is ready (its stats: the vocabulary size for the checks). */
+  | { type: 'preview'; id: number; stats: FillMaskStats }
   | { type: 'result'; id: number; value: unknown; stats: FillMaskStats | null }
   | { type: 'error'; id: number; error: SerializedError; stats?: FillMaskStats | null };

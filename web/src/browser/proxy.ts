@@ -15,6 +15,7 @@ import type {
   ExplainOptions,
   ExplainResult,
   FillMaskModel,
+  FillMaskPreview,
   FillMaskStats,
   FillOptions,
   FillResult,
@@ -48,6 +49,24 @@ function cloneable(value: unknown): unknown {
   } catch {
     return {}; // a revoked Proxy
   }
+}
+
+/**
+ * The preview proxy over `client`, whose create request has had its `preview` reply (so
+ * latestStats is set): fills marked `preview`, which the Worker answers from the memory alone
+ * until the model is ready.
+ */
+export function proxyPreview(client: WorkerClient): FillMaskPreview {
+  return {
+    async fill(text: string, options?: FillOptions) {
+      client.throwIfFailed();
+      const value = options ?? {};
+      checkFillOptions(value, client.latestStats!.model.vocabSize);
+      const { wire, signal } = split(value) as { wire: WireFillOptions; signal: AbortSignal | undefined };
+      checkText(text);
+      return client.request({ type: 'fill', text, options: wire, preview: true }, { signal }) as Promise<FillResult>;
+    },
+  };
 }
 
 /** The model proxy over `client`, whose create request has succeeded (so latestStats is set). */

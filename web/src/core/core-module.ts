@@ -219,11 +219,13 @@ export interface CoreModule {
   Tokenizer: new (vocabBytes: Uint8Array, options: TokenizerOptions) => WasmTokenizer;
   Decoder: new (tokenizer: WasmTokenizer, options: DecodeOptions) => WasmDecoder;
   /**
-   * Verifies and loads memory.bin for this tokenizer's vocabulary. Throws an Error whose message
-   * starts with "Memory [truncated|not-a-memory|wrong-version|corrupt|wrong-vocab]: ".
+   * Verifies and loads memory.bin for this tokenizer's vocabulary: one file (a whole memory, or a
+   * split memory's base alone), or with `ngramBytes` a split memory's two parts (memory-ngrams.bin).
+   * Throws an Error whose message starts with
+   * "Memory [truncated|not-a-memory|wrong-version|corrupt|wrong-vocab|mismatch]: ".
    * The memory must outlive every Decoder created with it.
    */
-  Memory: new (bytes: Uint8Array, tokenizer: WasmTokenizer) => WasmMemory;
+  Memory: new (bytes: Uint8Array, tokenizer: WasmTokenizer, ngramBytes?: Uint8Array) => WasmMemory;
   /** Verifies and loads head.bin for a vocabulary of `vocabSize` tokens; throws "OutputLayer: <reason>". */
   OutputLayer: new (bytes: Uint8Array, vocabSize: number) => WasmOutputLayer;
   /**

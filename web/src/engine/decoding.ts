@@ -112,8 +112,26 @@ export function decodeLogits(
 }
 
 /**
- * The corpus memory of a model from its memory.bin, checked by the core against the tokenizer's
- * vocabulary. Throws BAD_MODEL saying how to rebuild it or load the model without it.
+ * The fusion of a preview (engine.ts: FillMaskEngine.preview), which has no model: its logits are
+ * zero and weigh nothing, and the memory ranks alone — unigram plus every n-gram gain at full
+ * weight (stupid backoff), passage hits as the memory-alone baseline of scripts/evaluate-model
+ * weighs them (model/tooling/fill-eval.mjs: MEMORY_ALONE_HITS), only the memory's own proposals scored.
+ */
+export const MEMORY_ALONE_FUSION: FusionOptions = Object.freeze({
+  model: 0,
+  unigram: 1,
+  ngram: Float32Array.of(0, 0, 1, 1, 1, 1, 1, 1, 1),
+  hitBase: 2,
+  hitPerToken: 1,
+  hitWhole: 2,
+  minHitStrength: 3,
+  modelCandidates: 0,
+});
+
+/**
+ * The corpus memory of a model from its memory.bin (and a split memory's second part, `ngramBytes`),
+ * checked by the core against the tokenizer's vocabulary. Throws BAD_MODEL saying how to rebuild
+ * it or load the model without it.
  */
 export function loadMemory(
   module: CoreModule,
@@ -121,13 +139,15 @@ export function loadMemory(
   tokenizer: WasmTokenizer,
   manifest: ModelManifest,
   where: string,
+  ngramBytes?: Uint8Array,
 ): WasmMemory {
   try {
-    return new module.Memory(bytes, tokenizer);
+    return ngramBytes ? new module.Memory(bytes, tokenizer, ngramBytes) : new module.Memory(bytes, tokenizer);
   } catch (error) {
+    const files = ngramBytes ? `${manifest.memory!.file} + ${manifest.memory!.ngrams}` : manifest.memory!.file;
     throw new TiankongError(
       'BAD_MODEL',
-      `tiankong: ${where}: ${manifest.memory!.file}: ` +
+      `tiankong: ${where}: ${files}: ` +
         // The core's message may already say to rebuild it: said once, here, with the alternative.
         `${describe(error)
           .replace(/^Memory (\[[a-z-]+\]: )?/, '')

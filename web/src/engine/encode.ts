@@ -26,7 +26,10 @@ export interface Encoded {
  * The tokenizer model.json describes, checked against it (vocabulary size, special-token ids).
  * Throws BAD_MODEL. The caller owns the result (`delete()` it).
  */
-export function modelTokenizer(module: CoreModule, model: LoadedModel): WasmTokenizer {
+export function modelTokenizer(
+  module: CoreModule,
+  model: Pick<LoadedModel, 'manifest' | 'vocabBytes' | 'source'>,
+): WasmTokenizer {
   const { manifest } = model;
   const settings = manifest.tokenizer;
   const tokenizer = newTokenizer(
@@ -50,7 +53,7 @@ export function modelTokenizer(module: CoreModule, model: LoadedModel): WasmToke
   return tokenizer;
 }
 
-function checkVocabulary(tokenizer: WasmTokenizer, model: LoadedModel): void {
+function checkVocabulary(tokenizer: WasmTokenizer, model: Pick<LoadedModel, 'manifest' | 'source'>): void {
   const { manifest } = model;
   const expected = manifest.architecture.vocab_size;
   if (tokenizer.vocabSize() !== expected) {

@@ -27,7 +27,7 @@ import { encodeText } from '../core/tokenizer.js';
 import type { LoadedCore } from '../core/load-core.js';
 import { TiankongError, throwIfAborted } from '../errors.js';
 import { checkPositionTable } from '../model/onnx-graph.js';
-import type { LoadedModel } from '../model/load.js';
+import type { EarlyFiles, LoadedModel } from '../model/load.js';
 import type {
   CheckOptions,
   CheckResult,
@@ -52,6 +52,7 @@ import {
 import {
   type Decoding,
   Decoders,
+  MEMORY_ALONE_FUSION,
   MemorySources,
   decodeLogits,
   fusionOptions,
@@ -87,7 +88,7 @@ import {
   wordsOf,
 } from './results.js';
 import { SerialQueue } from './run-queue.js';
-import { type InferenceRuntime, ModelSession } from './session.js';
+import { type InferenceRuntime, type LogitsSource, ModelSession, NoModelLogits } from './session.js';
 
 /** How many tokens `explain` marks as the strongest support. */
 const EXPLAIN_TOP = 3;
@@ -101,6 +102,15 @@ export interface EngineSetup {
   core: LoadedCore;
   runtime: InferenceRuntime;
   /** The result cache's bounds, checked (options.ts: checkCreateOptions). */
+  cache: CreateSettings['cache'];
+}
+
+/** What a preview engine (FillMaskEngine.preview) is built from: the files read first, before the model. */
+export interface PreviewSetup {
+  early: EarlyFiles;
+  /** The core, shared with the engine that follows: the preview never disposes it. */
+  core: LoadedCore;
+  runtime: InferenceRuntime;
   cache: CreateSettings['cache'];
 }
 
@@ -142,12 +152,14 @@ export class FillMaskEngine {
   private constructor(
     private readonly core: LoadedCore,
     private readonly runtime: InferenceRuntime,
-    private readonly model: Omit<LoadedModel, 'modelBytes' | 'vocabBytes' | 'memoryBytes' | 'headBytes'>,
+    private readonly model: Pick<LoadedModel, 'manifest' | 'source'>,
     private readonly tokenizer: WasmTokenizer,
-    private readonly session: ModelSession,
+    private readonly session: LogitsSource,
     private readonly cache: WasmFingerprintCache,
     private readonly memory: WasmMemory | null,
     private readonly fusion: FusionOptions,
+    /** Answers from the memory alone (no model yet): every result says `preview: true`. */
+    private readonly preview = false,
   ) {
     this.decoders = new Decoders(core.module, tokenizer, () => this.tokens(), memory, fusion);
     this.sources = new MemorySources(memory);
@@ -169,14 +181,55 @@ export class FillMaskEngine {
       checkPositionTable(model.modelBytes, model.manifest, model.source);
       session = await ModelSession.create(runtime, model, module);
       const fusion = fusionOptions(model.manifest, model.source);
-      if (model.memoryBytes) memory = loadMemory(module, model.memoryBytes, tokenizer, model.manifest, model.source);
+      if (model.memoryBytes) {
+        memory = loadMemory(
+          module,
+          model.memoryBytes,
+          tokenizer,
+          model.manifest,
+          model.source,
+          model.memoryNgramsBytes,
+        );
+      }
       const cache = new module.FingerprintCache(setup.cache.maxEntries, setup.cache.maxBytes);
-      const { modelBytes: _m, vocabBytes: _v, memoryBytes: _b, headBytes: _h, ...description } = model; // the core holds its own copies
+      const description = { manifest: model.manifest, source: model.source }; // the core holds its own copies
       return new FillMaskEngine(core, runtime, description, tokenizer, session, cache, memory, fusion);
     } catch (error) {
       memory?.delete();
       tokenizer.delete();
       await session?.release().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /**
+   * An engine that fills from a split memory's first part alone while the model loads
+   * (CreateFillMaskOptions.onPreview): zero logits (NoModelLogits) decoded with MEMORY_ALONE_FUSION,
+   * results marked `preview: true`. Only `fill` and `fillBatch` are meant for it. Throws BAD_MODEL
+   * as create does; its dispose leaves the shared core running.
+   */
+  static preview(setup: PreviewSetup): FillMaskEngine {
+    const { early, core, runtime } = setup;
+    const { module } = core;
+    const tokenizer = modelTokenizer(module, early);
+    let memory: WasmMemory | null = null;
+    try {
+      memory = loadMemory(module, early.memoryBytes, tokenizer, early.manifest, early.source);
+      const cache = new module.FingerprintCache(setup.cache.maxEntries, setup.cache.maxBytes);
+      return new FillMaskEngine(
+        { ...core, dispose: () => undefined },
+        runtime,
+        { manifest: early.manifest, source: early.source },
+        tokenizer,
+        new NoModelLogits(tokenizer.vocabSize()),
+        cache,
+        memory,
+        MEMORY_ALONE_FUSION,
+        true,
+      );
+    } catch (error) {
+      memory?.delete();
+      tokenizer.delete();
       throw error;
     }
   }
@@ -446,7 +499,11 @@ export class FillMaskEngine {
   private prepare(text: string, options: FillOptions): Prepared {
     const started = now();
     this.throwIfDisposed();
-    const settings: FillSettings = checkFillOptions(options, this.tokenizer.vocabSize());
+    const checked: FillSettings = checkFillOptions(options, this.tokenizer.vocabSize());
+    // A preview has only the memory: always fused, no joint search.
+    const settings: FillSettings = this.preview
+      ? { ...checked, decode: { ...checked.decode, memory: true }, joint: null }
+      : checked;
     const base = this.decoders.get(settings.decode);
     const jointBase = settings.joint && this.decoders.get(settings.joint.decode);
     checkText(text);
@@ -529,6 +586,7 @@ export class FillMaskEngine {
       other: masks.map((m) => m.other),
       ...(wordsResult ? { words: wordsResult } : {}),
       cached,
+      ...(this.preview ? { preview: true as const } : {}),
       timings: { tokenizeMs: item.tokenizeMs, inferenceMs, decodeMs, totalMs: now() - item.started },
     };
   }

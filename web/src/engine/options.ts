@@ -46,7 +46,7 @@ export function show(value: unknown): string {
 }
 
 /** The options each call takes (own properties only; anything else is BAD_OPTION). */
-const CREATE_KEYS = ['model', 'threads', 'backend', 'onProgress', 'cache', 'memory', 'signal'] as const;
+const CREATE_KEYS = ['model', 'threads', 'backend', 'onProgress', 'onPreview', 'cache', 'memory', 'signal'] as const;
 const FILL_KEYS = ['topK', 'threshold', 'filter', 'joint', 'beam', 'memory', 'constraints', 'signal'] as const;
 /** Longest constraint a mask may be given (a syllable with its tone mark is at most ~8 characters). */
 const MAX_CONSTRAINT_LENGTH = 16;
@@ -135,8 +135,10 @@ export function checkCreateOptions(value: unknown, extraKeys: readonly string[] 
   }
   checkBoolean('memory', memory);
   checkModelSource(options.model);
-  if (options.onProgress !== undefined && typeof options.onProgress !== 'function') {
-    throw bad(`onProgress must be a function, got ${show(options.onProgress)}`);
+  for (const name of ['onProgress', 'onPreview'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') {
+      throw bad(`${name} must be a function, got ${show(options[name])}`);
+    }
   }
   checkSignal(options.signal);
   if (options.cache !== undefined) checkObject(options.cache, 'cache');

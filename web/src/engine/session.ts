@@ -84,8 +84,41 @@ export interface Variant {
   positions: Int32Array;
 }
 
+/** What the engine gets logits from: the model (ModelSession) or, for a preview, none (NoModelLogits). */
+export interface LogitsSource {
+  /** Model runs so far. */
+  readonly runs: number;
+  /** Most variants one batched run of `variants` takes. */
+  readonly maxBatch: number;
+  logits(ids: Int32Array, maskPositions: Int32Array): Promise<Float32Array>;
+  variants(batch: readonly Variant[], beforeRun?: () => Promise<void> | void): Promise<Float32Array[]>;
+  release(): Promise<void>;
+}
+
+/**
+ * The logits of a preview that has no model yet: all zero, so a decoder whose fusion gives the
+ * model no weight (decoding.ts: MEMORY_ALONE_FUSION) ranks by the corpus memory alone. No runs.
+ */
+export class NoModelLogits implements LogitsSource {
+  readonly runs = 0;
+  readonly maxBatch = DEFAULT_MAX_BATCH;
+  constructor(private readonly vocabSize: number) {}
+  async logits(_ids: Int32Array, maskPositions: Int32Array): Promise<Float32Array> {
+    return new Float32Array(maskPositions.length * this.vocabSize);
+  }
+  async variants(batch: readonly Variant[], beforeRun: () => Promise<void> | void = () => undefined) {
+    const out: Float32Array[] = [];
+    for (const { ids, positions } of batch) {
+      await beforeRun();
+      out.push(await this.logits(ids, positions));
+    }
+    return out;
+  }
+  async release(): Promise<void> {}
+}
+
 /** One model, ready to give logits at masks (call it inside the engine's queue: one run at a time). */
-export class ModelSession {
+export class ModelSession implements LogitsSource {
   /** Model runs so far (windows count one each, a batched run of variants one). */
   runs = 0;
   /** Most variants one batched run of `variants` takes (≥ 1; 1 = one run per variant). */

@@ -21,6 +21,7 @@ export function loadModelFromBytes(model: ModelBytes, options: LoadModelOptions 
     'vocab.txt': 'vocabBytes',
     'model.onnx': 'modelBytes',
     'memory.bin': 'memoryBytes',
+    'memory-ngrams.bin': 'memoryNgramsBytes',
     'head.bin': 'headBytes',
   } as const;
   const reader: ModelReader = {

@@ -1,6 +1,6 @@
 /**
  * Loading a model, in one pass for every source: read model.json → check it → read each file it
- * lists (vocab, model, and memory.bin when wanted) → verify each against its size and sha256 →
+ * lists (vocab, model, and memory.bin — both parts when split — when wanted) → verify each against its size and sha256 →
  * compare the sizes model.json states with the ones the files state (checkSizes).
  * Sources only read bytes: url.ts (HTTP, with Cache Storage as a store), bytes.ts (in memory),
  * and Node's directories (node.ts).
@@ -17,6 +17,8 @@ export interface LoadedModel {
   vocabBytes: Uint8Array;
   /** The corpus memory's bytes, when the manifest lists one and it was wanted. */
   memoryBytes?: Uint8Array;
+  /** A split memory's second part (manifest.memory.ngrams), with memoryBytes. */
+  memoryNgramsBytes?: Uint8Array;
   /** The output layer's bytes (head.bin) of a "core" model. */
   headBytes?: Uint8Array;
   /** Where it came from, for messages and stats. */
@@ -28,6 +30,20 @@ export interface LoadModelOptions {
   signal?: AbortSignal;
   /** Load the corpus memory when the manifest lists one (default true). */
   memory?: boolean;
+  /**
+   * For a split memory: called with the vocabulary and the memory's first part (verified) before
+   * the model's files are read, and awaited, so a preview can answer from them while the rest
+   * downloads. It should not throw (a failure there rejects the load).
+   */
+  onMemoryFirst?: (early: EarlyFiles) => Promise<void> | void;
+}
+
+/** What a split memory's preview needs, read first (LoadModelOptions.onMemoryFirst). */
+export interface EarlyFiles {
+  manifest: ModelManifest;
+  vocabBytes: Uint8Array;
+  memoryBytes: Uint8Array;
+  source: string;
 }
 
 /** Reports how many of `total` bytes of a file have arrived. */
@@ -61,7 +77,8 @@ export interface FileStore {
 
 /**
  * Loads a model from `reader`: model.json, then the vocabulary, then the model, the memory and the
- * output layer side by side (several MB each). Each file comes from `store` when it holds a copy that still
+ * output layer side by side (several MB each) — with `onMemoryFirst` and a split memory, its first
+ * part before the others. Each file comes from `store` when it holds a copy that still
  * verifies, else from the reader; what the reader returns is verified (INTEGRITY otherwise) and
  * then kept in `store` (a verified file is a true copy even when checkSizes then refuses the
  * model). Throws TiankongError (BAD_MODEL, INTEGRITY, NETWORK, ABORTED, BAD_OPTION).
@@ -97,11 +114,18 @@ export async function loadModel(
   const files = listedFiles(manifest, options.memory !== false && reader.hasMemory !== false);
   const [vocab, model] = files;
   const memory = files.find((f) => f.role === 'memory.bin');
+  const memoryNgrams = files.find((f) => f.role === 'memory-ngrams.bin');
   const head = files.find((f) => f.role === 'head.bin');
   const vocabBytes = await load(vocab!);
-  const [modelBytes, memoryBytes, headBytes] = await Promise.all([
+  let early: Uint8Array | undefined;
+  if (memory && memoryNgrams && options.onMemoryFirst) {
+    early = await load(memory);
+    await options.onMemoryFirst({ manifest, vocabBytes, memoryBytes: early, source: reader.source });
+  }
+  const [modelBytes, memoryBytes, memoryNgramsBytes, headBytes] = await Promise.all([
     load(model!),
-    memory ? load(memory) : undefined,
+    early ?? (memory ? load(memory) : undefined),
+    memoryNgrams ? load(memoryNgrams) : undefined,
     head ? load(head) : undefined,
   ]);
   const loaded: LoadedModel = {
@@ -109,6 +133,7 @@ export async function loadModel(
     modelBytes,
     vocabBytes,
     ...(memoryBytes ? { memoryBytes } : {}),
+    ...(memoryNgramsBytes ? { memoryNgramsBytes } : {}),
     ...(headBytes ? { headBytes } : {}),
     source: reader.source,
   };

@@ -387,7 +387,7 @@ function checkSpecialTokens(value: unknown, vocabSize: number, vocabFile: string
 }
 
 /**
- * The files model.json names (model.onnx, tokenizer.vocab, head.file, memory.file) and the
+ * The files model.json names (model.onnx, tokenizer.vocab, head.file, memory.file, memory.ngrams) and the
  * entries of `files`: each named file is a plain name, has one role and an entry; every entry,
  * named or not, is a plain name with a well-formed sha256 and size.
  */
@@ -406,6 +406,15 @@ function checkFiles(m: ModelManifest, where: string): void {
       );
     }
     files.push(['memory.file', m.memory.file]);
+    if (m.memory.ngrams !== undefined) {
+      if (typeof m.memory.ngrams !== 'string') {
+        throw bad(
+          where,
+          `memory.ngrams must name the memory's second file ("memory-ngrams.bin"), got ${found(m.memory.ngrams)}`,
+        );
+      }
+      files.push(['memory.ngrams', m.memory.ngrams]);
+    }
   }
   const listed = record(m.files, 'files', '{ "model.onnx": { "sha256": …, "bytes": … }, … }', where);
   const seen = new Map<string, string>();
@@ -474,8 +483,9 @@ export interface ListedFile {
 }
 
 /**
- * The files to load for a checked manifest, in load order: the vocabulary, the model, the corpus
- * memory when the manifest lists one and `withMemory`, and the output layer of a "core" model.
+ * The files to load for a checked manifest: the vocabulary, the model, the corpus memory (its
+ * second part too when split) when the manifest lists one and `withMemory`, and the output layer
+ * of a "core" model.
  */
 export function listedFiles(manifest: ModelManifest, withMemory: boolean): ListedFile[] {
   const entry = (name: string, role: ListedFile['role']): ListedFile => {
@@ -483,7 +493,10 @@ export function listedFiles(manifest: ModelManifest, withMemory: boolean): Liste
     return { name, role, sha256: sha256.toLowerCase(), bytes };
   };
   const files = [entry(manifest.tokenizer.vocab, 'vocab.txt'), entry(MODEL_FILE, 'model.onnx')];
-  if (withMemory && manifest.memory) files.push(entry(manifest.memory.file, 'memory.bin'));
+  if (withMemory && manifest.memory) {
+    files.push(entry(manifest.memory.file, 'memory.bin'));
+    if (manifest.memory.ngrams !== undefined) files.push(entry(manifest.memory.ngrams, 'memory-ngrams.bin'));
+  }
   if (manifest.logits === 'core') files.push(entry(manifest.head!.file, 'head.bin'));
   return files;
 }
