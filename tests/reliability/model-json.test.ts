@@ -147,6 +147,19 @@ describe.skipIf(missing !== null)('model.json checks (Node)', () => {
       /a key of files is "\.\.\/other\/vocab\.txt", which is not a file name inside the model directory/,
     ],
     [
+      'memory.ngrams that is not a file name',
+      (m) => void (m.memory = { file: 'memory.bin', ngrams: 7 }),
+      /memory\.ngrams must name the memory's second file \("memory-ngrams\.bin"\), got 7$/,
+    ],
+    [
+      'memory.ngrams naming the memory file itself',
+      (m) => {
+        m.memory = { file: 'memory.bin', ngrams: 'memory.bin' };
+        m.files['memory.bin'] = { sha256: '0'.repeat(64), bytes: 10 };
+      },
+      /memory\.ngrams names "memory\.bin", which memory\.file already names; each file has one role/,
+    ],
+    [
       'files that is a list',
       (m) => void (m.files = []),
       /files must be an object \(\{ "model\.onnx": \{ "sha256": …, "bytes": … \}, … \}\), got \[\] \(a list\)$/,

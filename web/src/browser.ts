@@ -77,6 +77,10 @@ function packagedModel(): { model: string; files: Record<string, string> } {
       ? new URL('tiankong/model/default/memory.bin', import.meta.url)
       : new URL('../model/default/memory.bin', import.meta.url)
     ).href,
+    'memory-ngrams.bin': (PREBUNDLED
+      ? new URL('tiankong/model/default/memory-ngrams.bin', import.meta.url)
+      : new URL('../model/default/memory-ngrams.bin', import.meta.url)
+    ).href,
     'head.bin': (PREBUNDLED
       ? new URL('tiankong/model/default/head.bin', import.meta.url)
       : new URL('../model/default/head.bin', import.meta.url)
