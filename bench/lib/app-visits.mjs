@@ -79,12 +79,26 @@ export async function measurePhoneVisits({ repoRoot, modelDir, profile = PHONE_P
   const work = mkdtempSync(join(tmpdir(), 'tiankong-bench-phone-'));
   await buildAppWith(repoRoot, modelDir, join(work, 'app'));
   let bytes = 0;
-  const server = await startAppServer({ root: join(work, 'app'), onRequest: (r) => (bytes += r.bytes) });
+  /** Bytes delivered per path (over the slow link) in this visit, in the order they completed. */
+  let delivered = new Map();
+  const server = await startAppServer({ root: join(work, 'app') });
   const proxy = await startThrottledProxy({
     target: server.origin,
     latencyMs: profile.latencyMs,
     bitsPerSecond: profile.bitsPerSecond,
+    onDelivered: (path, n) => {
+      bytes += n;
+      delivered.set(path, (delivered.get(path) ?? 0) + n);
+    },
   });
+  /** The files delivered so far, largest first, in kB. */
+  const deliveredFiles = () =>
+    Object.fromEntries(
+      [...delivered]
+        .filter(([, n]) => n > 20_000)
+        .sort((a, b) => b[1] - a[1])
+        .map(([path, n]) => [path, Math.round(n / 1000)]),
+    );
   const context = await launchChromium({ viewport: profile.viewport, mobile: true, localOnly: true });
   const result = { model: relative(repoRoot, modelDir), profile };
   try {
@@ -92,6 +106,7 @@ export async function measurePhoneVisits({ repoRoot, modelDir, profile = PHONE_P
       const cdp = await context.newCDPSession(page);
       await cdp.send('Emulation.setCPUThrottlingRate', { rate: profile.cpuSlowdown });
       bytes = 0;
+      delivered = new Map();
       await page.goto(`${proxy.origin}/`);
       await page.locator('[data-example]', { hasText: EXAMPLE }).tap();
       await page.waitForFunction(() => window.__firstAnswerMs !== undefined, null, { timeout: 300_000, polling: 50 });
@@ -100,6 +115,7 @@ export async function measurePhoneVisits({ repoRoot, modelDir, profile = PHONE_P
         bytes_to_first_answer: bytes,
         first_answer_is_preview: await page.getByTestId('preview-note').isVisible(),
         first_answer_token: await page.getByTestId('candidate').first().getAttribute('data-token'),
+        kb_by_file_at_first_answer: deliveredFiles(),
       };
       // The model's answer: the preview note gone, candidates shown.
       await page.waitForFunction(

@@ -10,10 +10,13 @@ const SLICE = 16 * 1024;
 
 /**
  * Starts the proxy on 127.0.0.1 (any free port) in front of `target` (an http origin).
- * @param {{ target: string, latencyMs: number, bitsPerSecond: number }} options
+ * `onDelivered(path, bytes)` hears of every body slice as it passes the slow link (what the
+ * browser has received, unlike the origin's own count: it sends at once into the proxy's buffers).
+ * @param {{ target: string, latencyMs: number, bitsPerSecond: number,
+ *   onDelivered?: (path: string, bytes: number) => void }} options
  * @returns {Promise<{ origin: string, close(): Promise<void> }>}
  */
-export async function startThrottledProxy({ target, latencyMs, bitsPerSecond }) {
+export async function startThrottledProxy({ target, latencyMs, bitsPerSecond, onDelivered = () => {} }) {
   const bytesPerMs = bitsPerSecond / 8 / 1000;
   // The downlink is free from this time on (ms, performance.now clock).
   let linkFreeAt = 0;
@@ -43,6 +46,7 @@ export async function startThrottledProxy({ target, latencyMs, bitsPerSecond }) 
                 const slice = chunk.subarray(at, at + SLICE);
                 await pace(slice.length);
                 if (!res.write(slice)) await new Promise((resolve) => res.once('drain', resolve));
+                onDelivered(req.url ?? '', slice.length);
               }
             }
             res.end();
