@@ -275,7 +275,9 @@ describe.skipIf(missing !== null)('app: rough edges', () => {
     const plain = await keystrokes(`${'春眠不觉晓，处处闻啼鸟。'.repeat(200_000 / 12)}[MASK]`);
     const invisible = await keystrokes(`${'春眠不觉晓\u200b处处闻啼鸟\u3000'.repeat(200_000 / 12)}[MASK]`);
     expect(await page.getByTestId('warnings').textContent()).toMatch(/发现 3333\d 个不可见或特殊字符.*不再逐个标出/);
-    console.log(`keystrokes in a 200 000-character text: plain ${Math.round(plain)} ms, invisible ${Math.round(invisible)} ms`);
+    console.log(
+      `keystrokes in a 200 000-character text: plain ${Math.round(plain)} ms, invisible ${Math.round(invisible)} ms`,
+    );
     expect(invisible).toBeLessThan(3 * plain + 100);
     expect((await input.inputValue()).slice(100_000, 100_005)).toBe('填空测试字');
     // Tens of thousands of highlight boxes would be laid out again on every keystroke: masks only.

@@ -119,7 +119,10 @@ describe.skipIf(missing !== null)('browser entry (Worker) in headless Chromium',
       return bytes;
     }
     if (area === 'dist') return readDistFile(distDir, file);
-    if (area === 'model' && /^default\/(model\.json|model\.onnx|vocab\.txt|memory\.bin|memory-ngrams\.bin|head\.bin)$/.test(file))
+    if (
+      area === 'model' &&
+      /^default\/(model\.json|model\.onnx|vocab\.txt|memory\.bin|memory-ngrams\.bin|head\.bin)$/.test(file)
+    )
       return readFileSync(join(repoRoot, 'model', file));
     return null;
   }

@@ -260,9 +260,8 @@ void LoadAndQuery(std::vector<uint8_t> file, uint64_t seed, const std::vector<ui
   const size_t size = file.size() + (base ? base->size() : 0);
   MemoryStatus status = MemoryStatus::kOk;
   std::string error;
-  const std::unique_ptr<Memory> memory =
-      base ? Memory::Load(*base, std::move(file), *g_tokenizer, &status, &error)
-           : Memory::Load(std::move(file), *g_tokenizer, &status, &error);
+  const std::unique_ptr<Memory> memory = base ? Memory::Load(*base, std::move(file), *g_tokenizer, &status, &error)
+                                              : Memory::Load(std::move(file), *g_tokenizer, &status, &error);
   if (memory == nullptr) {
     if (status == MemoryStatus::kOk || error.empty()) Fail("a failed Load must say why");
     return;
