@@ -32,6 +32,16 @@ export async function api(): Promise<typeof import('../../web/src/index.js')> {
   return import(pathToFileURL(join(distDir, 'index.js')).href);
 }
 
+/** The code and message a promise rejects with; throws when it resolves instead. */
+export async function rejection(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    return { code: (error as { code: string }).code, message: (error as Error).message };
+  }
+  throw new Error('expected a rejection');
+}
+
 /**
  * The tiny INT8 mask-only test model (scripts/make-test-model, seeded), generated once into
  * .cache/test-model/<hash of the model pipeline sources>/ and reused. Parallel test files

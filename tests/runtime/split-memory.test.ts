@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { FillMaskModel, FillMaskPreview, FillResult, LoadProgress } from '../../web/src/index.js';
-import { api, missingPrerequisite, repoRoot, testMemoryModelDir } from './fixtures.js';
+import { api, missingPrerequisite, rejection, repoRoot, testMemoryModelDir } from './fixtures.js';
 
 const missing = missingPrerequisite();
 if (missing) console.warn(missing);
@@ -48,15 +48,6 @@ function relist(dir: string): void {
 
 const candidates = (result: FillResult) =>
   result.masks.map((m) => m.candidates.map((c) => [c.token, c.score, c.source?.title ?? null]));
-
-async function rejection(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    return { code: (error as { code: string }).code, message: (error as Error).message };
-  }
-  throw new Error('expected a rejection');
-}
 
 describe.skipIf(missing !== null)('a split corpus memory', () => {
   let work: string;

@@ -21,7 +21,7 @@ import { type CreateSettings, checkCreateOptions, checkModelSource, resolveThrea
 import type { InferenceRuntime, OrtModule, OrtSession } from './engine/session.js';
 import { TiankongError, describe } from './errors.js';
 import { isModelBytes, loadModelFromBytes } from './model/bytes.js';
-import { type EarlyFiles, type LoadModelOptions, type LoadedModel, loadModel } from './model/load.js';
+import { type LoadModelOptions, type LoadedModel, loadModel } from './model/load.js';
 import { MANIFEST_FILE, parseManifest } from './model/manifest.js';
 import { loadModelFromUrl } from './model/url.js';
 import type { CreateFillMaskOptions, ModelSource } from './types.js';
@@ -46,18 +46,13 @@ export async function openNodeEngine(
   const runtime = guard ? guardedRuntime(created, guard) : created;
   const corePromise = loadEngineCore();
   corePromise.catch(() => undefined); // its failure is reported below, after the model's
-  const onMemoryFirst = async (early: EarlyFiles) => {
-    try {
-      onPreview!(FillMaskEngine.preview({ early, core: await corePromise, runtime, cache: settings.cache }));
-    } catch {
-      // no preview: the engine reports what is wrong with the files (or the core) when it loads them
-    }
-  };
   const model = await loadModelInNode(options.model, {
     onProgress: options.onProgress,
     signal: options.signal,
     memory: settings.memory,
-    ...(onPreview && settings.memory ? { onMemoryFirst } : {}),
+    ...(onPreview && settings.memory
+      ? { onMemoryFirst: FillMaskEngine.previewHook(corePromise, { runtime, cache: settings.cache }, onPreview) }
+      : {}),
   });
   const core = await corePromise;
   try {

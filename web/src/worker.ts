@@ -14,7 +14,6 @@ import { FillMaskEngine } from './engine/engine.js';
 import { type CreateSettings, checkCreateOptions, resolveThreads } from './engine/options.js';
 import type { InferenceRuntime, OrtModule } from './engine/session.js';
 import { isModelBytes, loadModelFromBytes } from './model/bytes.js';
-import type { EarlyFiles } from './model/load.js';
 import { loadModelFromUrl } from './model/url.js';
 import type { LoadProgress } from './types.js';
 
@@ -99,13 +98,7 @@ async function create(
   const runtime = createWorkerRuntime(settings, options.assets?.ort);
   const corePromise = loadEngineCore(options.assets?.core);
   let warmUp: Promise<void> | null = null;
-  const onMemoryFirst = async (early: EarlyFiles) => {
-    try {
-      onPreview(FillMaskEngine.preview({ early, core: await corePromise, runtime, cache: settings.cache }));
-    } catch {
-      // no preview: the engine reports what is wrong with the files (or the core) when it loads them
-    }
-  };
+  const onMemoryFirst = FillMaskEngine.previewHook(corePromise, { runtime, cache: settings.cache }, onPreview);
   const withPreview = options.preview === true && settings.memory;
   const progress = {
     // With a preview, ONNX Runtime's wasm starts downloading with the model, after the first answer's bytes.

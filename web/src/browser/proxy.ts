@@ -51,6 +51,14 @@ function cloneable(value: unknown): unknown {
   }
 }
 
+/** fill/fillBatch options checked on this thread (latestStats is set: its vocabulary size), split for the wire. */
+function checkedFill(client: WorkerClient, options: FillOptions | undefined) {
+  client.throwIfFailed(); // DISPOSED before BAD_OPTION, as in-process
+  const value = options ?? {};
+  checkFillOptions(value, client.latestStats!.model.vocabSize);
+  return split(value) as { wire: WireFillOptions; signal: AbortSignal | undefined };
+}
+
 /**
  * The preview proxy over `client`, whose create request has had its `preview` reply (so
  * latestStats is set): fills marked `preview`, which the Worker answers from the memory alone
@@ -59,10 +67,7 @@ function cloneable(value: unknown): unknown {
 export function proxyPreview(client: WorkerClient): FillMaskPreview {
   return {
     async fill(text: string, options?: FillOptions) {
-      client.throwIfFailed();
-      const value = options ?? {};
-      checkFillOptions(value, client.latestStats!.model.vocabSize);
-      const { wire, signal } = split(value) as { wire: WireFillOptions; signal: AbortSignal | undefined };
+      const { wire, signal } = checkedFill(client, options);
       checkText(text);
       return client.request({ type: 'fill', text, options: wire, preview: true }, { signal }) as Promise<FillResult>;
     },
@@ -72,21 +77,14 @@ export function proxyPreview(client: WorkerClient): FillMaskPreview {
 /** The model proxy over `client`, whose create request has succeeded (so latestStats is set). */
 export function proxyModel(client: WorkerClient): FillMaskModel {
   let disposed: Promise<void> | null = null;
-  const vocabSize = (): number => client.latestStats!.model.vocabSize;
-  const checkedFill = (options: FillOptions | undefined) => {
-    client.throwIfFailed(); // DISPOSED before BAD_OPTION, as in-process
-    const value = options ?? {};
-    checkFillOptions(value, vocabSize());
-    return split(value) as { wire: WireFillOptions; signal: AbortSignal | undefined };
-  };
   return {
     async fill(text: string, options?: FillOptions) {
-      const { wire, signal } = checkedFill(options);
+      const { wire, signal } = checkedFill(client, options);
       checkText(text);
       return client.request({ type: 'fill', text, options: wire }, { signal }) as Promise<FillResult>;
     },
     async fillBatch(texts: string[], options?: FillOptions) {
-      const { wire, signal } = checkedFill(options);
+      const { wire, signal } = checkedFill(client, options);
       checkTexts(texts);
       const sent = texts.some((t) => typeof t !== 'string') ? texts.map(cloneable) : texts;
       return client.request({ type: 'fillBatch', texts: sent as string[], options: wire }, { signal }) as Promise<

@@ -234,6 +234,25 @@ export class FillMaskEngine {
     }
   }
 
+  /**
+   * LoadModelOptions.onMemoryFirst for an entry that wants a preview: builds one from the early
+   * files once `core` has loaded and hands it to `onPreview`. Never rejects: when the preview
+   * cannot be built, the engine reports what is wrong with the files (or the core) as it loads them.
+   */
+  static previewHook(
+    core: Promise<LoadedCore>,
+    setup: Omit<PreviewSetup, 'early' | 'core'>,
+    onPreview: (preview: FillMaskEngine) => void,
+  ): (early: EarlyFiles) => Promise<void> {
+    return async (early) => {
+      try {
+        onPreview(FillMaskEngine.preview({ ...setup, early, core: await core }));
+      } catch {
+        // no preview
+      }
+    };
+  }
+
   /** See FillMaskModel.fill. */
   async fill(text: string, options: FillOptions = {}): Promise<FillResult> {
     const prepared = this.prepare(text, options);
