@@ -2,7 +2,8 @@
 // the core's pinyin table and of everything built on it: each character's Mandarin readings as
 // syllable + tone number ("shang4"), in the order the generator documents (kHanyuPinlu by count,
 // then kMandarin, kTGHZ2013, kXHC1983, kHanyuPinyin), for every character of kTGHZ2013,
-// kXHC1983 or kHanyuPinlu. Written apart from scripts/gen-pinyin-table (which decomposes marks
+// kXHC1983 or kHanyuPinlu; a reading only kHanyuPinyin lists (classical usage) is not standard.
+// Written apart from scripts/gen-pinyin-table (which decomposes marks
 // with unicodedata instead).
 import { execFileSync } from 'node:child_process';
 
@@ -43,34 +44,59 @@ for cp in sorted(fields):
     pinlu = [(int(n), i, r) for i, (r, n) in enumerate(re.findall(r'(\S+?)\((\d+)\)', f.get('kHanyuPinlu', '')))]
     order += [reading(r) for _, _, r in sorted(pinlu, key=lambda x: (-x[0], x[1]))]
     order += [reading(r) for r in f.get('kMandarin', '').split()]
-    for key in ('kTGHZ2013', 'kXHC1983', 'kHanyuPinyin'):
+    for key in ('kTGHZ2013', 'kXHC1983'):
         for item in f.get(key, '').split():
             order += [reading(r) for r in item.split(':', 1)[1].split(',')]
+    # A reading some modern source lists (anything but kHanyuPinyin alone) is standard.
+    modern = set(order)
+    for item in f.get('kHanyuPinyin', '').split():
+        for r in item.split(':', 1)[1].split(','):
+            order.append(reading(r))
     seen = []
     for r in order:
         if r not in seen:
             seen.append(r)
-    print('U+%04X\t%s' % (cp, ' '.join(seen)))
+    print('U+%04X\t%s' % (cp, ' '.join(r if r in modern else r + '*' for r in seen)))
 `;
 
-/** Lines "U+4E0A\tshang4 shang5 shang3", sorted by code point (as `tiankong_pinyin --dump` prints). */
+/**
+ * Lines "U+4E0A\tshang4 shang5 shang3", sorted by code point (as `tiankong_pinyin --dump` prints),
+ * a reading that is not standard marked "*" ("U+4E0D\tbu4 bu5 bu2 fou3* fou1* fu1*").
+ */
 export function unihanDump() {
   return execFileSync('/usr/bin/python3', ['-c', REFERENCE, UNIHAN], { encoding: 'utf8', maxBuffer: 64 << 20 });
 }
 
 /** @type {Map<string, string[]> | null} */
 let readings = null;
+/** @type {Map<string, string[]> | null} */
+let standardReadings = null;
+
+function parseDump() {
+  readings = new Map();
+  standardReadings = new Map();
+  for (const line of unihanDump().trimEnd().split('\n')) {
+    const [cp, list] = line.split('\t');
+    const char = String.fromCodePoint(parseInt(cp.slice(2), 16));
+    const all = list.split(' ');
+    readings.set(char, all.map((r) => r.replace('*', '')));
+    standardReadings.set(
+      char,
+      all.filter((r) => !r.endsWith('*')),
+    );
+  }
+}
 
 /** Character -> its readings ("shang4"), likeliest first. */
 export function unihanReadings() {
-  if (readings === null) {
-    readings = new Map();
-    for (const line of unihanDump().trimEnd().split('\n')) {
-      const [cp, list] = line.split('\t');
-      readings.set(String.fromCodePoint(parseInt(cp.slice(2), 16)), list.split(' '));
-    }
-  }
+  if (readings === null) parseDump();
   return readings;
+}
+
+/** Character -> its standard readings (modern Mandarin), likeliest first; may be empty. */
+export function unihanStandardReadings() {
+  if (standardReadings === null) parseDump();
+  return standardReadings;
 }
 
 /**

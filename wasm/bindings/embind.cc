@@ -854,7 +854,7 @@ val SoundConstraintFor(const TokenizerHandle& tokenizer, val text) {
   return result;
 }
 
-// [{ start, end, readings: string[], tones: Int8Array }] for each character of `text` with readings;
+// [{ start, end, readings: string[], tones: Int8Array, standard: Uint8Array }] for each character of `text` with readings;
 // `prefer`: undefined, or a constraint (as soundConstraint takes it) whose readings come first.
 // Reads readingsOf's `prefer` (its locals are gone before the caller may throw).
 const char* TryReadPrefer(const val& prefer, SoundConstraint* out, bool* constrained) {
@@ -884,6 +884,7 @@ val ReadingsOfTextFor(val text, bool marks, val prefer) {
     for (size_t r = 0; r < readings[i].readings.size(); ++r) spelled.set(r, readings[i].readings[r]);
     entry.set("readings", spelled);
     entry.set("tones", NewTypedArray("Int8Array", readings[i].tones.data(), readings[i].tones.size()));
+    entry.set("standard", NewTypedArray("Uint8Array", readings[i].standard.data(), readings[i].standard.size()));
     result.set(i, entry);
   }
   return result;

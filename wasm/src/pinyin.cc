@@ -41,7 +41,7 @@ std::vector<Reading> ReadingsOf(char32_t c) {
   if (it == end || *it != c) return out;
   size_t i = static_cast<size_t>(it - table::kCodePoints);
   for (size_t r = table::kOffsets[i]; r < table::kOffsets[i + 1]; ++r) {
-    out.push_back({table::kReadings[r] / 8, table::kReadings[r] % 8});
+    out.push_back({table::kReadings[r] / 8, table::kReadings[r] % 8, table::kStandard[r] != 0});
   }
   return out;
 }

@@ -10,10 +10,12 @@
 namespace tiankong::pinyin {
 
 // A syllable (index into the table's syllables, -1: none) and its tone: 1-4, 5 = neutral,
-// 0 = not given (a constraint that accepts any tone).
+// 0 = not given (a constraint that accepts any tone). `standard`: modern Mandarin has it (not
+// only a classical dictionary's, see scripts/gen-pinyin-table); it takes no part in equality.
 struct Reading {
   int syllable = -1;
   int tone = 0;
+  bool standard = true;
   bool operator==(const Reading& other) const { return syllable == other.syllable && tone == other.tone; }
 };
 

@@ -19,5 +19,8 @@ extern const char* const kSyllables[kSyllableCount];
 extern const uint32_t kCodePoints[kCharCount];      // sorted ascending
 extern const uint16_t kOffsets[kCharCount + 1];     // readings of kCodePoints[i]: [kOffsets[i], kOffsets[i+1])
 extern const uint16_t kReadings[kReadingCount];
+// 1: a standard reading (modern Mandarin: kHanyuPinlu, kMandarin, kTGHZ2013 or kXHC1983);
+// 0: only kHanyuPinyin lists it (classical usage included).
+extern const uint8_t kStandard[kReadingCount];
 
 }  // namespace tiankong::pinyin_table

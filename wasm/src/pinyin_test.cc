@@ -28,6 +28,18 @@ TEST(PinyinTest, ReadingsLikeliestFirst) {
   EXPECT_TRUE(ReadingsOf(0x10FFFF).empty());
 }
 
+TEST(PinyinTest, StandardReadingsAreModernOnes) {
+  auto bu = ReadingsOf(U'不');  // bù, bu, bú standard; fǒu, fōu, fū only in 汉语大字典 (kHanyuPinyin)
+  ASSERT_GE(bu.size(), 4u);
+  EXPECT_TRUE(bu[0].standard);
+  int classical = 0;
+  for (const Reading& r : bu) classical += r.standard ? 0 : 1;
+  EXPECT_EQ(classical, 3);
+  EXPECT_EQ(Format(bu.back(), false), "fu1");
+  EXPECT_FALSE(bu.back().standard);
+  for (const Reading& r : ReadingsOf(U'看')) EXPECT_TRUE(r.standard);  // kàn, kān
+}
+
 TEST(PinyinTest, ParsesToneNumbersMarksAndUSpellings) {
   EXPECT_EQ(P("shang4"), P("shàng"));
   EXPECT_EQ(P("SHANG4"), P("shàng"));

@@ -113,6 +113,7 @@ std::vector<CharReadings> ReadingsOfText(std::string_view text, bool marks, cons
     for (const pinyin::Reading& reading : readings) {
       entry.readings.push_back(pinyin::Format(reading, marks));
       entry.tones.push_back(static_cast<int8_t>(reading.tone));
+      entry.standard.push_back(reading.standard ? 1 : 0);
     }
   }
   return out;

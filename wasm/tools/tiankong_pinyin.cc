@@ -1,6 +1,7 @@
 // tiankong_pinyin: the core's pinyin table on the command line (tests compare it with an
 // independent parse of Unihan). Usage:
-//   tiankong_pinyin --dump            every character with readings: "U+XXXX<TAB>shang4 shang3 ..."
+//   tiankong_pinyin --dump            every character with readings: "U+XXXX<TAB>shang4 shang3 ...",
+//                                     a reading that is not standard marked "*" ("fou3*")
 //   tiankong_pinyin TEXT...           each character of each TEXT with its readings (tone marks)
 #include <cstdio>
 #include <string>
@@ -35,7 +36,7 @@ int main(int argc, char** argv) {
       if (readings.empty()) continue;
       std::printf("U+%04X\t", static_cast<unsigned>(c));
       for (size_t r = 0; r < readings.size(); ++r) {
-        std::printf("%s%s", r ? " " : "", Format(readings[r], false).c_str());
+        std::printf("%s%s%s", r ? " " : "", Format(readings[r], false).c_str(), readings[r].standard ? "" : "*");
       }
       std::printf("\n");
     }

@@ -328,6 +328,7 @@ struct CharReadings {
   Span span;                          // the character in the text (UTF-16 units)
   std::vector<std::string> readings;  // "shàng" (or "shang4" without marks)
   std::vector<int8_t> tones;          // each reading's tone, 1-5
+  std::vector<uint8_t> standard;      // 1: a standard reading (modern Mandarin), 0: a classical one
 };
 
 // The readings of every character of `text` (UTF-8) the table has readings for, in order;

@@ -54,6 +54,8 @@ export interface CharReadings {
   readings: string[];
   /** Each reading's tone, 1-4, 5 neutral. */
   tones: Int8Array;
+  /** Each reading: 1 standard (modern Mandarin), 0 only a classical dictionary's (汉语大字典). */
+  standard: Uint8Array;
 }
 
 /** How the decoder fuses a memory with the model (C++ FusionWeights; every field optional). */
