@@ -79,7 +79,10 @@ function parseDump() {
     const [cp, list] = line.split('\t');
     const char = String.fromCodePoint(parseInt(cp.slice(2), 16));
     const all = list.split(' ');
-    readings.set(char, all.map((r) => r.replace('*', '')));
+    readings.set(
+      char,
+      all.map((r) => r.replace('*', '')),
+    );
     standardReadings.set(
       char,
       all.filter((r) => !r.endsWith('*')),
@@ -90,13 +93,13 @@ function parseDump() {
 /** Character -> its readings ("shang4"), likeliest first. */
 export function unihanReadings() {
   if (readings === null) parseDump();
-  return readings;
+  return /** @type {Map<string, string[]>} */ (readings);
 }
 
 /** Character -> its standard readings (modern Mandarin), likeliest first; may be empty. */
 export function unihanStandardReadings() {
   if (standardReadings === null) parseDump();
-  return standardReadings;
+  return /** @type {Map<string, string[]>} */ (standardReadings);
 }
 
 /**

@@ -4,9 +4,9 @@
 // Unihan in Python (tests/harness/unihan-reference.mjs), meet the constraint.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { FillMaskModel } from '../../web/src/index.js';
-import { unihanReadings, withToneMark } from '../harness/unihan-reference.mjs';
+import { unihanReadings, unihanStandardReadings, withToneMark } from '../harness/unihan-reference.mjs';
 import { cli } from './cli-run.js';
-import { type Reference, api, missingPrerequisite, openTinyModel, type TinyModelSetup } from './fixtures.js';
+import { type Reference, api, missingPrerequisite, openTinyModel, rejection, type TinyModelSetup } from './fixtures.js';
 
 const missing = missingPrerequisite();
 
@@ -27,15 +27,6 @@ function admitted(ref: Reference, size: number, constraint: string): Set<number>
     if ([...token].length === 1 && (readings.get(token) ?? []).some((r) => meets(r, constraint))) ids.add(id);
   }
   return ids;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as { code: string; message: string };
-  }
-  throw new Error('expected a rejection');
 }
 
 describe.skipIf(missing !== null)('sound constraints with the tiny model', () => {
@@ -151,6 +142,46 @@ describe.skipIf(missing !== null)('sound constraints with the tiny model', () =>
     const hang = await native.fill('银[MASK:hang2]', { topK: 50, memory: false });
     const xing = hang.masks[0]!.candidates.find((c) => c.token === '行');
     if (xing) expect(xing.pinyin[0]).toBe('háng');
+  });
+
+  test('readings(): each character’s standard readings and tone class, as Unihan has them', async () => {
+    const standard = unihanStandardReadings();
+    // Written here from the docs: 1-2 平, 3-4 仄, 5 轻声; a polyphone has readings in both.
+    const toneOf = (reading: string) => ({ 1: '平', 2: '平', 3: '仄', 4: '仄' })[reading.slice(-1)] ?? '轻声';
+    const text = '一看不行，春风又绿江南岸！Hi 😀 2024 的\uD800了';
+    for (const model of [native, setup.wasm]) {
+      const result = await model.readings(text);
+      expect(result.text).toBe(text.replace('\uD800', '\uFFFD'));
+      const expected = [...result.text.matchAll(/./gsu)]
+        .filter((m) => (standard.get(m[0]) ?? []).length > 0)
+        .map((m) => {
+          const readings = standard.get(m[0])!;
+          const classes = new Set(readings.map(toneOf));
+          return {
+            char: m[0],
+            start: m.index,
+            end: m.index + m[0].length,
+            pinyin: readings.map(withToneMark),
+            tone: readings.map(toneOf).find((c) => c !== '轻声') ?? '轻声',
+            polyphone: classes.has('平') && classes.has('仄'),
+          };
+        });
+      expect(result.chars).toEqual(expected);
+    }
+    const { chars } = await native.readings('仙看不们');
+    // The likeliest readings of 仙 and 们 are neutral (神仙, 我们): their class is xiān's and mén's;
+    // 看 kàn/kān is a polyphone; 不's classical fǒu is not shown.
+    expect(chars.map((c) => [c.char, c.tone, c.polyphone])).toEqual([
+      ['仙', '平', false],
+      ['看', '仄', true],
+      ['不', '仄', true],
+      ['们', '平', false],
+    ]);
+    expect(chars[2]!.pinyin).not.toContain('fǒu');
+    expect((await native.readings('')).chars).toEqual([]);
+    expect((await rejection(native.readings('春'.repeat(100_001)))).code).toBe('TOO_LONG');
+    const bad = await rejection(native.readings(42 as unknown as string));
+    expect(bad.code).toBe((await rejection(native.fill(42 as unknown as string))).code);
   });
 
   test('constraints that cannot be met are clear errors naming the blank', async () => {

@@ -10,7 +10,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { FillMaskModel, FillMaskPreview, FillResult, LoadProgress } from '../../web/src/index.js';
+import type { FillMaskModel, FillMaskPreview, FillResult, LoadProgress, ReadingsResult } from '../../web/src/index.js';
 import { api, missingPrerequisite, rejection, repoRoot, testMemoryModelDir } from './fixtures.js';
 
 const missing = missingPrerequisite();
@@ -88,6 +88,7 @@ describe.skipIf(missing !== null)('a split corpus memory', () => {
     let readBeforePreview: string[] | null = null;
     let preview: FillMaskPreview | null = null;
     let previewResult: Promise<FillResult> | null = null;
+    let previewReadings: Promise<ReadingsResult> | null = null;
     const tk = await createFillMask({
       model: split,
       backend: 'wasm',
@@ -99,6 +100,7 @@ describe.skipIf(missing !== null)('a split corpus memory', () => {
         readBeforePreview = [...read];
         preview = ready;
         previewResult = ready.fill('床前明月光，疑是地[MASK]霜。', { topK: 3 });
+        previewReadings = ready.readings('春风又绿江南岸');
       },
     });
     try {
@@ -107,6 +109,8 @@ describe.skipIf(missing !== null)('a split corpus memory', () => {
       const first = await previewResult!;
       expect(first.preview).toBe(true);
       expect(first.masks[0]!.candidates[0]).toMatchObject({ token: '上', source: { title: '静夜思' } });
+      // Readings need no model: the preview's are the model's.
+      expect(await previewReadings!).toEqual(await tk.readings('春风又绿江南岸'));
       const sum = first.masks[0]!.candidates.reduce((s, c) => s + c.score, 0) + first.masks[0]!.other;
       expect(sum).toBeCloseTo(1, 4);
       // Once the model is ready, the preview's fills are the model's.

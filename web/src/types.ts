@@ -180,6 +180,8 @@ export interface CreateFillMaskOptions {
 export interface FillMaskPreview {
   /** As FillMaskModel.fill (`joint` is ignored); the result has `preview: true` until the model is ready. */
   fill(text: string, options?: FillOptions): Promise<FillResult>;
+  /** As FillMaskModel.readings (they need no model, so they are final already). */
+  readings(text: string): Promise<ReadingsResult>;
 }
 
 /** A filter applied to candidates (mapped to token ids once per model). */
@@ -422,6 +424,36 @@ export interface CheckResult {
   timings: { tokenizeMs: number; inferenceMs: number; decodeMs: number; totalMs: number; runs: number };
 }
 
+/** The tone class of a reading (中华新韵: tones 1-2 平, 3-4 仄; the neutral tone is neither). */
+export type ToneClass = '平' | '仄' | '轻声';
+
+/** One character of a text with its readings and tone class (FillMaskModel.readings). */
+export interface CharReading {
+  /** The character, and its UTF-16 span in the result's `text`. */
+  char: string;
+  start: number;
+  end: number;
+  /**
+   * Its readings with tone marks, likeliest first: the standard ones (modern Mandarin), or, for a
+   * character modern dictionaries do not list, the classical ones (汉语大字典).
+   */
+  pinyin: string[];
+  /**
+   * The class of its likeliest reading that has a tone (a neutral one, such as 仙's in 神仙, is
+   * passed over); 轻声 only when every reading is neutral.
+   */
+  tone: ToneClass;
+  /** Its readings fall in both 平 and 仄 (a polyphone whose class depends on the word, e.g. 看 kàn/kān). */
+  polyphone: boolean;
+}
+
+export interface ReadingsResult {
+  /** The input text (lone surrogates replaced by U+FFFD). */
+  text: string;
+  /** Every character that has a reading, in order (punctuation, Latin and digits have none). */
+  chars: CharReading[];
+}
+
 /** Result-cache counters, exactly as the C++ fingerprint cache reports them. */
 export type { CacheStats };
 
@@ -496,6 +528,17 @@ export interface FillMaskModel {
    * ```
    */
   check(text: string, options?: CheckOptions): Promise<CheckResult>;
+  /**
+   * Each character's readings and tone class (平仄) for a line of poetry or any text, from the
+   * core's pinyin table (Unihan); no model run. At most 100 000 UTF-16 units (else TOO_LONG).
+   * @example
+   * ```ts
+   * const { chars } = await tk.readings('春风又绿江南岸');
+   * console.log(chars.map((c) => `${c.char}${c.tone}${c.polyphone ? '?' : ''}`).join(' '));
+   * // 春平 风平 又仄 绿仄 江平 南平 岸仄
+   * ```
+   */
+  readings(text: string): Promise<ReadingsResult>;
   /** Cache, backend and thread information (synchronous: a snapshot kept current after every call). */
   stats(): FillMaskStats;
   /** Frees the model, the inference session and all threads. Later calls reject with DISPOSED. */

@@ -67,9 +67,10 @@ export function serveEngine(setup: HostSetup): (request: Request) => Promise<voi
       released = true;
       return undefined;
     }
-    if (request.type === 'fill' && request.preview && !(engine && !released)) {
+    if ((request.type === 'fill' || request.type === 'readings') && request.preview && !(engine && !released)) {
       if (!preview)
         throw new TiankongError('DISPOSED', 'tiankong: the preview ended: its model failed to load or was disposed');
+      if (request.type === 'readings') return preview.readings(request.text);
       const fill = preview.fill(request.text, { ...request.options, signal });
       previewFills.add(fill);
       void fill.catch(() => undefined).then(() => previewFills.delete(fill));
@@ -80,6 +81,7 @@ export function serveEngine(setup: HostSetup): (request: Request) => Promise<voi
     if (request.type === 'fillBatch') return engine.fillBatch(request.texts, { ...request.options, signal });
     if (request.type === 'explain') return engine.explain(request.text, request.maskIndex, request.token, { signal });
     if (request.type === 'check') return engine.check(request.text, { ...request.options, signal });
+    if (request.type === 'readings') return engine.readings(request.text);
     throw new TiankongError(
       'BAD_OPTION',
       `tiankong: unknown request ${JSON.stringify((request as { type: unknown }).type)}`,

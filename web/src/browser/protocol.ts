@@ -42,6 +42,8 @@ export type Request =
   | { type: 'fillBatch'; id: number; texts: string[]; options: WireFillOptions; aborted?: boolean }
   | { type: 'explain'; id: number; text: string; maskIndex: number; token: string; aborted?: boolean }
   | { type: 'check'; id: number; text: string; options: WireCheckOptions; aborted?: boolean }
+  /** `preview`: may be answered by the preview engine (readings need no model). */
+  | { type: 'readings'; id: number; text: string; preview?: boolean }
   | { type: 'cancel'; id: number; target: number }
   | { type: 'dispose'; id: number };
 

@@ -19,6 +19,7 @@ import type {
   FillMaskStats,
   FillOptions,
   FillResult,
+  ReadingsResult,
 } from '../types.js';
 import type { WorkerClient } from './client.js';
 import type { WireCheckOptions, WireFillOptions } from './protocol.js';
@@ -71,6 +72,11 @@ export function proxyPreview(client: WorkerClient): FillMaskPreview {
       checkText(text);
       return client.request({ type: 'fill', text, options: wire, preview: true }, { signal }) as Promise<FillResult>;
     },
+    async readings(text: string) {
+      client.throwIfFailed();
+      checkText(text);
+      return client.request({ type: 'readings', text, preview: true }) as Promise<ReadingsResult>;
+    },
   };
 }
 
@@ -107,6 +113,11 @@ export function proxyModel(client: WorkerClient): FillMaskModel {
       const { wire, signal } = split(options) as { wire: WireCheckOptions; signal: AbortSignal | undefined };
       checkText(text);
       return client.request({ type: 'check', text, options: wire }, { signal }) as Promise<CheckResult>;
+    },
+    async readings(text: string) {
+      client.throwIfFailed();
+      checkText(text);
+      return client.request({ type: 'readings', text }) as Promise<ReadingsResult>;
     },
     stats(): FillMaskStats {
       return client.latestStats!;

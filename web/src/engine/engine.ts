@@ -23,6 +23,7 @@ import type {
   WasmMemory,
   WasmTokenizer,
 } from '../core/core-module.js';
+import { toWellFormed } from '../core/text.js';
 import { encodeText } from '../core/tokenizer.js';
 import type { LoadedCore } from '../core/load-core.js';
 import { TiankongError, throwIfAborted } from '../errors.js';
@@ -36,6 +37,7 @@ import type {
   FillMaskStats,
   FillOptions,
   FillResult,
+  ReadingsResult,
 } from '../types.js';
 import {
   MASK_ALL,
@@ -63,7 +65,7 @@ import { type Encoded, encodeMasked, modelTokenizer, throwIfTooLong } from './en
 import { type MaskedLogits, type Occlusion, type VariantLogits, occlude, topScores } from './explain.js';
 import { InFlight } from './in-flight.js';
 import { adjacentMaskRuns, decodeRunJointly } from './joint.js';
-import { type BlankConstraint, Pinyin, allowedRows, constraintsKey } from './pinyin.js';
+import { type BlankConstraint, Pinyin, allowedRows, charReadings, constraintsKey } from './pinyin.js';
 import {
   type CreateSettings,
   type FillSettings,
@@ -124,6 +126,8 @@ interface Prepared extends Encoded {
 }
 
 const now = (): number => performance.now();
+/** The longest text readings takes (its result holds a few objects per character). */
+const MAX_READINGS_TEXT = 100_000;
 const disposedMessage = 'tiankong: this model was disposed; create a new one with createFillMask()';
 /** What keys a shared computation (in-flight.ts): the result cache's key. */
 const flightKey = (ids: Int32Array, positions: Int32Array, fingerprint: string): string =>
@@ -361,6 +365,21 @@ export class FillMaskEngine {
       cached: hit !== undefined,
       timings: { tokenizeMs: item.tokenizeMs, inferenceMs, totalMs: now() - started, runs },
     };
+  }
+
+  /** See FillMaskModel.readings. */
+  async readings(text: string): Promise<ReadingsResult> {
+    this.throwIfDisposed();
+    checkText(text);
+    if (text.length > MAX_READINGS_TEXT) {
+      throw new TiankongError(
+        'TOO_LONG',
+        `tiankong: readings takes at most ${MAX_READINGS_TEXT} UTF-16 units, the text has ${text.length}; ` +
+          'ask for a line or a paragraph at a time',
+      );
+    }
+    const wellFormed = toWellFormed(text);
+    return { text: wellFormed, chars: charReadings(this.core.module, wellFormed) };
   }
 
   /** See FillMaskModel.check. */

@@ -10,6 +10,7 @@
  */
 import type { CoreModule, EncodeResult, WasmTokenizer } from '../core/core-module.js';
 import { TiankongError } from '../errors.js';
+import type { CharReading, ToneClass } from '../types.js';
 import { show } from './options.js';
 
 /** A blank's constraint, resolved for the model's vocabulary. */
@@ -138,4 +139,31 @@ export function constraintsKey(constraints: readonly (BlankConstraint | null)[])
 /** The decoder's `allowed` rows for these constraints (undefined when none is constrained). */
 export function allowedRows(constraints: readonly (BlankConstraint | null)[]): (Uint8Array | null)[] | undefined {
   return constraints.some((c) => c !== null) ? constraints.map((c) => c?.allowed ?? null) : undefined;
+}
+
+/** A tone's class (中华新韵): 1-2 平, 3-4 仄, 5 (neutral) 轻声. */
+export function toneClass(tone: number): ToneClass {
+  return tone === 1 || tone === 2 ? '平' : tone === 3 || tone === 4 ? '仄' : '轻声';
+}
+
+/**
+ * Each character of `text` that has a reading, with its readings and tone class (see
+ * CharReading): standard readings only where the character has one, so that a classical
+ * dictionary's rare reading (不 fǒu) neither shows nor makes a character a polyphone.
+ */
+export function charReadings(module: CoreModule, text: string): CharReading[] {
+  return module.readingsOf(text, true, undefined).map((entry) => {
+    const standard = entry.readings.map((_, r) => entry.standard[r] === 1);
+    const kept = standard.some(Boolean) ? standard : standard.map(() => true);
+    const pinyin = entry.readings.filter((_, r) => kept[r]);
+    const classes = [...entry.tones].filter((_, r) => kept[r]).map(toneClass);
+    return {
+      char: text.slice(entry.start, entry.end),
+      start: entry.start,
+      end: entry.end,
+      pinyin,
+      tone: classes.find((c) => c !== '轻声') ?? '轻声',
+      polyphone: classes.includes('平') && classes.includes('仄'),
+    };
+  });
 }
