@@ -4,13 +4,15 @@
 // wording, no keyboard hint on touch screens, Chinese-only error messages with the technical
 // detail folded, 【MASK】 as a mask, results marked stale the moment the input changes (and
 // "用作输入" never overwriting the edit), a new prediction aborting the running heatmap, the
-// idiom dictionary fetched only when first needed, and a 200 000-character paste full of
-// invisible characters staying responsive.
+// idiom dictionary fetched only when first needed, a 200 000-character paste full of
+// invisible characters staying responsive, and the 平仄 view (each character's class as an
+// independent parse of Unihan gives it).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { unihanStandardReadings } from '../harness/unihan-reference.mjs';
 import { buildApp, launchBrowser, makeTinyModel, missingPrerequisite, serveApp, type ServedApp } from './harness.js';
 
 const missing = missingPrerequisite();
@@ -179,6 +181,43 @@ describe.skipIf(missing !== null)('app: rough edges', () => {
     expect(await page.locator('#error-detail').textContent()).toMatch(/mask/i);
     await page.locator('#error-more summary').click();
     expect(await page.locator('#error-detail').isVisible()).toBe(true);
+  });
+
+  test('平仄 view: each character’s class under it, polyphones outlined, blanks as □, following the edits', async () => {
+    const standard = unihanStandardReadings();
+    // From the docs: the class of the likeliest reading with a tone (1-2 平, 3-4 仄).
+    const classOf = (char: string) => {
+      const classes = (standard.get(char) ?? []).map((r) => ({ 1: '平', 2: '平', 3: '仄', 4: '仄' })[r.slice(-1)]);
+      return { tone: classes.find(Boolean) ?? '轻声', polyphone: classes.includes('平') && classes.includes('仄') };
+    };
+    const cells = () =>
+      page.locator('[data-testid="tone-line"] .tone-char').evaluateAll((nodes) =>
+        nodes.map((n) => ({
+          char: n.querySelector('.tone-glyph')!.textContent,
+          tone: (n as HTMLElement).dataset.tone,
+          polyphone: (n as HTMLElement).dataset.polyphone === 'true',
+        })),
+      );
+    const input = page.getByTestId('input');
+    await input.fill('春风又绿江南[MASK:an4]，\n明月何时照我还。');
+    expect(await page.getByTestId('tone-view').isHidden()).toBe(true);
+    await page.getByTestId('tone-toggle').click();
+    expect(await page.getByTestId('tone-toggle').getAttribute('aria-pressed')).toBe('true');
+    const poem = [...'春风又绿江南明月何时照我还'];
+    await expect.poll(cells).toEqual(poem.map((char) => ({ char, ...classOf(char) })));
+    expect(await page.getByTestId('tone-line').textContent()).toContain('□，');
+    expect(await page.locator('[data-testid="tone-line"] .tone-break').count()).toBe(1);
+    // 看 kàn / kān is outlined, its readings in the tooltip.
+    await input.fill('看');
+    await expect.poll(cells).toEqual([{ char: '看', tone: '仄', polyphone: true }]);
+    expect(await page.locator('.tone-char.polyphone').getAttribute('title')).toContain('kàn');
+    // A long paste: only the head is read, and the note says so.
+    await input.fill('春'.repeat(5000));
+    await expect.poll(() => page.locator('[data-testid="tone-line"] .tone-char').count()).toBe(600);
+    expect(await page.locator('#tone-note').textContent()).toContain('只显示前 600 字');
+    await page.getByTestId('tone-toggle').click();
+    expect(await page.getByTestId('tone-view').isHidden()).toBe(true);
+    await input.fill('');
   });
 
   test('【MASK】, as a Chinese keyboard types it, is a mask', async () => {

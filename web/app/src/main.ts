@@ -22,6 +22,7 @@ import { describeError, singleThreadReason } from './messages.js';
 import { HeatmapView, renderWords } from './explain-view.js';
 import { startServiceWorker, type ServiceWorkerHooks, type ServiceWorkerState } from './pwa.js';
 import { renderFilled, renderMaskResults, type ShownResult } from './results-view.js';
+import { ToneView } from './tone-view.js';
 import {
   appUrl,
   importRuntime,
@@ -97,6 +98,7 @@ const heatmap = new HeatmapView(ui.maskResults);
 
 /** Created after the editor (it draws into it), whose constructor already reports the (empty) text. */
 let checkMode: CheckMode | undefined = undefined;
+let toneView: ToneView | undefined = undefined;
 const editor = new MaskEditor(
   byId<HTMLTextAreaElement>('input'),
   byId('editor-backdrop'),
@@ -105,8 +107,18 @@ const editor = new MaskEditor(
     if (!ui.error.dataset.loadError) hideError();
     markStale(current !== null && text !== current.result.text);
     checkMode?.textChanged(text);
+    toneView?.textChanged(text);
   },
 );
+
+toneView = new ToneView({
+  toggle: byId<HTMLButtonElement>('tone-toggle'),
+  panel: byId('tone-view'),
+  line: byId('tone-line'),
+  note: byId('tone-note'),
+  source: () => model ?? preview,
+});
+toneView.textChanged(editor.value);
 
 checkMode = new CheckMode({
   editor,
@@ -226,6 +238,7 @@ async function loadModel(): Promise<void> {
   ui.engine.textContent = describeEngine(model);
   ui.predict.disabled = false;
   checkMode?.modelReady();
+  toneView?.sourceReady();
   const first = editor.value.trim() && !checkMode?.isEnabled ? predict() : Promise.resolve();
   if (offlineCopyPending) {
     // After the first answer: the offline copy must not compete with it.
@@ -239,6 +252,7 @@ function previewReady(ready: FillMaskPreview): void {
   if (model) return;
   preview = ready;
   ui.predict.disabled = false;
+  toneView?.sourceReady();
   if (editor.value.trim() && !checkMode?.isEnabled) void predict();
 }
 

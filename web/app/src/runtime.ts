@@ -7,6 +7,7 @@ import type { CreateFillMaskOptions, FillMaskModel } from '../../src/types.js';
 
 export type {
   CandidateSource,
+  CharReading,
   CheckCorrection,
   CheckResult,
   FillMaskModel,
@@ -15,6 +16,7 @@ export type {
   FillResult,
   FillMaskStats,
   LoadProgress,
+  ReadingsResult,
 } from '../../src/types.js';
 
 export interface RuntimeModule {
