@@ -4,6 +4,7 @@
 // timed: the assertions count event-loop turns, model runs and cache lookups.
 // bench/event-loop.mjs measures the delays (RELIABILITY.md).
 import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -75,6 +76,22 @@ describe.skipIf(missing !== null)('the Node API runs the model off the calling t
       expect(turns).toBeGreaterThan(20 * runs);
     });
   }
+
+  test.skipIf(!existsSync('/proc/thread-self'))(
+    'Linux: the engine and inference threads run at a lower priority than the calling thread',
+    async () => {
+      await native.fill(longText(serial++));
+      await wasm.fill(longText(serial++));
+      // Field 19 of /proc/<pid>/task/<tid>/stat (after the parenthesised name) is the nice value.
+      const niceOf = (tid: string) =>
+        Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+      const own = niceOf(readFileSync('/proc/thread-self/stat', 'utf8').split(' ')[0]!);
+      const threads = readdirSync('/proc/self/task').map(niceOf);
+      const lowered = Math.min(19, own + 10);
+      // Two engine threads (native, wasm) plus the wasm backend's own threads, all lowered.
+      expect(threads.filter((nice) => nice === lowered).length).toBeGreaterThanOrEqual(3);
+    },
+  );
 
   test('10 identical fills in flight share one model run (one lookup each); the results are equal', async () => {
     const text = longText(serial++);

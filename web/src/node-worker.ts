@@ -11,6 +11,8 @@
  * starts once the caller's thread has said it is ending the thread (index.ts waits for the count
  * to drop to zero first: at most the rest of one call).
  */
+import { readlinkSync } from 'node:fs';
+import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { serveEngine } from './browser/host.js';
 import type { Request } from './browser/protocol.js';
@@ -35,6 +37,22 @@ const guard: RunGuard = async (work) => {
     Atomics.notify(state, 0);
   }
 };
+
+/**
+ * Linux: this thread runs at a lower priority (nice + INFERENCE_NICENESS), and so do the inference
+ * threads it starts (they inherit it), so that on a busy machine the caller's thread, the server's
+ * event loop, gets a CPU first: 100 concurrent fills on 2 cores, p99 event-loop delay 4.8-5.8 →
+ * 2.2-3.0 ms at equal throughput (RELIABILITY.md). Elsewhere (no per-thread nice) nothing changes.
+ */
+const INFERENCE_NICENESS = 10;
+try {
+  const thread = Number(readlinkSync('/proc/thread-self').split('/').pop());
+  if (Number.isInteger(thread) && thread > 0) {
+    setPriority(thread, Math.min(19, getPriority(thread) + INFERENCE_NICENESS));
+  }
+} catch {
+  // Not Linux, or not allowed: the thread keeps the caller's priority.
+}
 
 const port = parentPort;
 if (port) {
