@@ -12,7 +12,7 @@ import { parseShapeTable } from '../../model/tooling/check-set.mjs';
 import type { CheckResult, FillMaskModel } from '../../web/src/index.js';
 import { unihanReadings } from '../harness/unihan-reference.mjs';
 import { cli } from './cli-run.js';
-import { Reference, api, missingPrerequisite, repoRoot } from './fixtures.js';
+import { Reference, api, missingPrerequisite, rejection, repoRoot } from './fixtures.js';
 
 const missing = missingPrerequisite();
 const DEFAULT_MODEL = join(repoRoot, 'model', 'default');
@@ -128,15 +128,6 @@ async function referenceCheck(ref: Reference, vocabSize: number, text: string, r
     if (kept.every((k) => Math.abs(k.position - flag.position) > rule.suppressWithin)) kept.push(flag);
   }
   return { flags: kept.sort((a, b) => a.position - b.position), borderline };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as { code: string; message: string };
-  }
-  throw new Error('expected a rejection');
 }
 
 const kindOf = (kind: string) => (kind === 'near-sound' ? 'sound' : kind);
