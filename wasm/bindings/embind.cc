@@ -854,9 +854,9 @@ val SoundConstraintFor(const TokenizerHandle& tokenizer, val text) {
   return result;
 }
 
-// [{ start, end, readings: string[], tones: Int8Array, standard: Uint8Array }] for each character of `text` with
-// readings; `prefer`: undefined, or a constraint (as soundConstraint takes it) whose readings come first. Reads
-// readingsOf's `prefer` (its locals are gone before the caller may throw).
+// [{ start, end, readings: string[], tones: Int8Array, standard: Uint8Array, classes: Uint8Array }] for each character
+// of `text` with readings; `prefer`: undefined, or a constraint (as soundConstraint takes it) whose readings come
+// first. Reads readingsOf's `prefer` (its locals are gone before the caller may throw).
 const char* TryReadPrefer(const val& prefer, SoundConstraint* out, bool* constrained) {
   *constrained = false;
   if (prefer.isUndefined() || prefer.isNull()) return nullptr;
@@ -885,6 +885,7 @@ val ReadingsOfTextFor(val text, bool marks, val prefer) {
     entry.set("readings", spelled);
     entry.set("tones", NewTypedArray("Int8Array", readings[i].tones.data(), readings[i].tones.size()));
     entry.set("standard", NewTypedArray("Uint8Array", readings[i].standard.data(), readings[i].standard.size()));
+    entry.set("classes", NewTypedArray("Uint8Array", readings[i].classes.data(), readings[i].classes.size()));
     result.set(i, entry);
   }
   return result;

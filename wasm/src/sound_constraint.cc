@@ -114,6 +114,7 @@ std::vector<CharReadings> ReadingsOfText(std::string_view text, bool marks, cons
       entry.readings.push_back(pinyin::Format(reading, marks));
       entry.tones.push_back(static_cast<int8_t>(reading.tone));
       entry.standard.push_back(reading.standard ? 1 : 0);
+      entry.classes.push_back(static_cast<uint8_t>(pinyin::ClassOf(reading.tone)));
     }
   }
   return out;

@@ -83,6 +83,9 @@ TEST(SoundConstraintTest, ReadingsOfTextSkipWhatHasNone) {
   EXPECT_EQ(readings[2].span.start, 6u);  // 😀 is two UTF-16 units
   EXPECT_EQ(readings[2].span.end, 7u);
   EXPECT_EQ(ReadingsOfText("上", false)[0].readings[0], "shang4");
+  const CharReadings kan = ReadingsOfText("看")[0];  // kàn 仄, kān 平; every reading standard
+  EXPECT_EQ(kan.classes, (std::vector<uint8_t>{2, 1}));
+  EXPECT_EQ(kan.standard, (std::vector<uint8_t>{1, 1}));
   EXPECT_TRUE(ReadingsOfText("\xC0").empty());
   // A constraint puts the readings that meet it first, the rest in their order.
   const SoundConstraint hang = Parsed("hang2");

@@ -329,6 +329,7 @@ struct CharReadings {
   std::vector<std::string> readings;  // "shàng" (or "shang4" without marks)
   std::vector<int8_t> tones;          // each reading's tone, 1-5
   std::vector<uint8_t> standard;      // 1: a standard reading (modern Mandarin), 0: a classical one
+  std::vector<uint8_t> classes;       // each reading's tone class (中华新韵): 1 平, 2 仄, 0 neither (neutral)
 };
 
 // The readings of every character of `text` (UTF-8) the table has readings for, in order;

@@ -6,14 +6,12 @@
  * TONE_VIEW_LIMIT characters so that a huge paste costs no more than a short line.
  */
 import type { CharReading, FillMaskModel, FillMaskPreview, ReadingsResult } from './runtime.js';
+import { findMasks } from './text-marks.js';
 
 /** Quiet time after a keystroke before the line is read again. */
 export const TONE_VIEW_DEBOUNCE_MS = 120;
 /** UTF-16 units of the text the view shows (a poem's worth; longer text is cut with a note). */
 export const TONE_VIEW_LIMIT = 600;
-
-/** A blank as the tokenizer spells it ([MASK], [MASK:an4], ［MASK：平］, 【MASK】): shown as □. */
-const MASK = /[[［【]MASK(?:[:：][^\]］】\n]{0,24})?[\]］】]/g;
 
 export interface ToneViewParts {
   toggle: HTMLButtonElement;
@@ -31,10 +29,21 @@ export function headOf(text: string, limit: number): string {
   return text.slice(0, cut);
 }
 
+/** `text` with each blank, as the editor finds it ([MASK], 【MASK：平】), written □. */
+function blanksAsSquares(text: string): string {
+  let out = '';
+  let at = 0;
+  for (const mask of findMasks(text)) {
+    out += `${text.slice(at, mask.start)}□`;
+    at = mask.end;
+  }
+  return out + text.slice(at);
+}
+
 /** Appends `text` (between annotated characters) with its blanks as □ and its line breaks kept. */
 function appendPlain(parent: ParentNode, text: string): void {
   if (!text) return;
-  const lines = text.replace(MASK, '□').split('\n');
+  const lines = blanksAsSquares(text).split('\n');
   lines.forEach((line, i) => {
     if (i > 0) {
       const lineBreak = document.createElement('span');

@@ -56,6 +56,8 @@ export interface CharReadings {
   tones: Int8Array;
   /** Each reading: 1 standard (modern Mandarin), 0 only a classical dictionary's (汉语大字典). */
   standard: Uint8Array;
+  /** Each reading's tone class (中华新韵, pinyin::ClassOf): 1 平, 2 仄, 0 neither (neutral tone). */
+  classes: Uint8Array;
 }
 
 /** How the decoder fuses a memory with the model (C++ FusionWeights; every field optional). */

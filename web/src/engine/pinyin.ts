@@ -141,10 +141,8 @@ export function allowedRows(constraints: readonly (BlankConstraint | null)[]): (
   return constraints.some((c) => c !== null) ? constraints.map((c) => c?.allowed ?? null) : undefined;
 }
 
-/** A tone's class (中华新韵): 1-2 平, 3-4 仄, 5 (neutral) 轻声. */
-export function toneClass(tone: number): ToneClass {
-  return tone === 1 || tone === 2 ? '平' : tone === 3 || tone === 4 ? '仄' : '轻声';
-}
+/** The core's tone classes (readingsOf `classes`, pinyin::ClassOf) by name. */
+const TONE_CLASSES: readonly ToneClass[] = ['轻声', '平', '仄'];
 
 /**
  * Each character of `text` that has a reading, with its readings and tone class (see
@@ -156,7 +154,7 @@ export function charReadings(module: CoreModule, text: string): CharReading[] {
     const standard = entry.readings.map((_, r) => entry.standard[r] === 1);
     const kept = standard.some(Boolean) ? standard : standard.map(() => true);
     const pinyin = entry.readings.filter((_, r) => kept[r]);
-    const classes = [...entry.tones].filter((_, r) => kept[r]).map(toneClass);
+    const classes = [...entry.classes].filter((_, r) => kept[r]).map((c) => TONE_CLASSES[c]!);
     return {
       char: text.slice(entry.start, entry.end),
       start: entry.start,
