@@ -1,8 +1,9 @@
 // An independent reading of Unicode's Unihan (Debian's unicode-data), in Python, for tests of
 // the core's pinyin table and of everything built on it: each character's Mandarin readings as
-// syllable + tone number ("shang4"), in the order the generator documents (kHanyuPinlu by count,
-// then kMandarin, kTGHZ2013, kXHC1983, kHanyuPinyin), for every character of kTGHZ2013,
-// kXHC1983 or kHanyuPinlu; a reading only kHanyuPinyin lists (classical usage) is not standard.
+// syllable + tone number ("shang4"), in the order the generator documents (kMandarin's first
+// value, kHanyuPinlu by count, then kMandarin, kTGHZ2013, kXHC1983, kHanyuPinyin), for every
+// character of kTGHZ2013, kXHC1983 or kHanyuPinlu; a reading only kHanyuPinyin lists (classical
+// usage) is not standard.
 // Written apart from scripts/gen-pinyin-table (which decomposes marks
 // with unicodedata instead).
 import { execFileSync } from 'node:child_process';
@@ -40,7 +41,7 @@ for cp in sorted(fields):
     f = fields[cp]
     if not any(k in f for k in ('kTGHZ2013', 'kXHC1983', 'kHanyuPinlu')):
         continue
-    order = []
+    order = [reading(r) for r in f.get('kMandarin', '').split()[:1]]
     pinlu = [(int(n), i, r) for i, (r, n) in enumerate(re.findall(r'(\S+?)\((\d+)\)', f.get('kHanyuPinlu', '')))]
     order += [reading(r) for _, _, r in sorted(pinlu, key=lambda x: (-x[0], x[1]))]
     order += [reading(r) for r in f.get('kMandarin', '').split()]
