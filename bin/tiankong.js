@@ -450,9 +450,9 @@ function readings(pinyin) {
   return shown.length ? ` ${shown.join('/')}` : '';
 }
 
-/** 李白《静夜思》（千家诗）：床前明月光，疑是地上霜。 — or 成语：掩耳盗铃 */
-function formatSource({ work, title, author, text }) {
-  if (work === '成语') return `成语 ${title}`;
+/** 李白《静夜思》（千家诗）：床前明月光，疑是地上霜。 — or 成语 丢三落四 diū sān là sì */
+function formatSource({ work, title, author, text, pinyin }) {
+  if (work === '成语') return `成语 ${title}${pinyin ? ` ${pinyin}` : ''}`;
   return `${author}${title ? `《${title}》` : ''}${work ? `（${work}）` : ''}：${text}`;
 }
 

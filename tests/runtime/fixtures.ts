@@ -57,9 +57,12 @@ export function testModelDir(): string {
     ...readdirSync(join(repoRoot, 'tests', 'fixtures', 'data', 'corpus'))
       .sort()
       .map((f) => join(repoRoot, 'tests', 'fixtures', 'data', 'corpus', f)),
-    // The memory file format and builder.
+    join(repoRoot, 'tests', 'fixtures', 'data', 'idioms', 'idioms.csv'),
+    // The memory file format and builder (and the pinyin table its idiom readings depend on).
     ...readdirSync(join(repoRoot, 'wasm', 'src'))
-      .filter((f) => /^(memory|ngram_table|text_index)[a-z_]*\.(cc|h)$/.test(f) && !f.includes('_test'))
+      .filter(
+        (f) => /^(memory|ngram_table|text_index|text_readings|pinyin)[a-z_]*\.(cc|h)$/.test(f) && !f.includes('_test'),
+      )
       .sort()
       .map((f) => join(repoRoot, 'wasm', 'src', f)),
     ...readdirSync(join(repoRoot, 'model', 'tiankong_model'))

@@ -17,6 +17,7 @@ import {
   bertVocabMemoryModelDir,
   cliPath,
   missingPrerequisite,
+  repoRoot,
   testMemoryModelDir,
 } from './fixtures.js';
 
@@ -97,6 +98,29 @@ describe.skipIf(missing !== null)('the corpus memory', () => {
     const two = await tk.fill('画[MASK][MASK]睛', { joint: true });
     expect(two.masks.map((m) => m.candidates[0]!.token)).toEqual(['龙', '点']);
     expect(two.words![0]!.candidates[0]).toMatchObject({ text: '龙点', sequence: '画龙点睛' });
+  });
+
+  test("an idiom's candidate reads as the idiom dictionary has it, per mask and in joint words", async () => {
+    // The fixture dictionary's own reading of 对牛弹琴 (read here, not through the runtime).
+    const row = readFileSync(join(repoRoot, 'tests/fixtures/data/idioms/idioms.csv'), 'utf8')
+      .split('\n')
+      .find((line) => line.startsWith('"对牛弹琴",'))!;
+    const pinyin = /^"[^"]+","([^"]+)"/.exec(row)![1]!;
+    const syllables = pinyin.split(' ');
+    expect(syllables[2]).toBe('tán');
+    // Alone, 弹 reads dàn first (Unihan's counts): the idiom is what makes it tán.
+    expect((await tk.readings('弹')).chars[0]!.pinyin[0]).not.toBe('tán');
+    const one = await tk.fill('对牛[MASK]琴');
+    const candidate = one.masks[0]!.candidates.find((c) => c.token === '弹')!;
+    expect(candidate.source).toMatchObject({ work: '成语', title: '对牛弹琴', pinyin });
+    expect(candidate.pinyin[0]).toBe('tán');
+    expect(new Set(candidate.pinyin).size).toBe(candidate.pinyin.length); // moved, not repeated
+    const two = await tk.fill('对[MASK][MASK]琴', { joint: true });
+    const word = two.words![0]!.candidates.find((w) => w.text === '牛弹')!;
+    expect(word.pinyin).toEqual(syllables.slice(1, 3));
+    // A famous line has no dictionary reading: no pinyin on its source.
+    const line = await tk.fill('床前明月光，疑是地[MASK]霜。');
+    expect(line.masks[0]!.candidates[0]!.source).not.toHaveProperty('pinyin');
   });
 
   test('memory: false is the model alone (the reference pipeline), with no sources', async () => {

@@ -388,6 +388,8 @@ class MemoryHandle {
     out.set("title", source.title);
     out.set("author", source.author);
     out.set("text", source.text);
+    out.set("pinyin", source.pinyin);
+    out.set("reading", source.reading);
     return out;
   }
 

@@ -8,8 +8,11 @@
 #include "memory_format.h"
 #include "memory_query.h"
 #include "ngram_table.h"
+#include "pinyin.h"
 #include "text_index.h"
+#include "text_readings.h"
 #include "tiankong/tiankong.h"
+#include "utf8.h"
 
 namespace tiankong {
 namespace {
@@ -101,6 +104,15 @@ class MemoryImpl final : public Memory {
       index_.Bounds(hit.text, &begin, &end);
       source.work = "成语";
       source.title = source.text = Text(begin, end);
+      if (!readings_.empty()) {
+        for (uint32_t u = begin; u < end; ++u) {
+          const std::string reading = ReadingOf(u);
+          if (reading.empty()) continue;
+          if (!source.pinyin.empty()) source.pinyin += ' ';
+          source.pinyin += reading;
+          if (u == hit.unit) source.reading = reading;
+        }
+      }
       return source;
     }
     source.work = index_.Work(hit.text);
@@ -114,6 +126,20 @@ class MemoryImpl final : public Memory {
   }
 
  private:
+  // The reading of index unit `u` with tone marks: the dictionary's where the memory stores one,
+  // else its character's first; "" for a unit that is not one character with a reading.
+  std::string ReadingOf(uint32_t u) const {
+    pinyin::Reading reading;
+    if (const char* stored = readings_.At(u); stored != nullptr && pinyin::Parse(stored, &reading))
+      return pinyin::Format(reading);
+    std::vector<text::AlignedChar> chars;
+    size_t error_offset = 0;
+    const std::string& token = tokens_[index_.Unit(u)];
+    if (!text::DecodeUtf8(token, &chars, &error_offset) || chars.size() != 1) return "";
+    const std::vector<pinyin::Reading> known = pinyin::ReadingsOf(chars[0].cp);
+    return known.empty() ? "" : pinyin::Format(known[0]);
+  }
+
   // The text of index units [begin, end).
   std::string Text(uint32_t begin, uint32_t end) const {
     std::string text;
@@ -188,6 +214,7 @@ class MemoryImpl final : public Memory {
   const float* unigram_ = nullptr;
   memory::NgramTable ngrams_;
   memory::TextIndex index_;
+  memory::TextReadings readings_;  // empty for a memory built without the dictionary's readings
   const uint32_t* predecessor_offsets_ = nullptr;
   const uint16_t* predecessors_ = nullptr;
 };
@@ -281,6 +308,10 @@ bool MemoryImpl::Init(std::vector<uint8_t> bytes, std::vector<uint8_t> ngram_byt
   }
   if (!ngrams_.Parse(*bigrams, *ngrams, vocab_size_, error) || !ParsePredecessors(*predecessors, error) ||
       !index_.Parse(*texts, vocab_size_, error)) {
+    return false;
+  }
+  if (const memory::Section* readings = container.Find(memory::kSectionTextReadings);
+      readings != nullptr && !readings_.Parse(*readings, index_.unit_count(), error)) {
     return false;
   }
   tokens_.reserve(vocab_size_);

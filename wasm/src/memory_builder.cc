@@ -11,6 +11,7 @@
 #include "memory_query.h"
 #include "ngram_table.h"
 #include "text_index.h"
+#include "text_readings.h"
 
 namespace tiankong {
 namespace memory {
@@ -241,9 +242,12 @@ std::vector<uint8_t> MemoryBuilder::Finish(BuildReport* report, std::string* err
     Encoding encoding;
     if (tokenizer_.Encode(source.text, &encoding) != Status::kOk) continue;
     IndexedText text;
+    std::vector<std::string> pieces;  // each id's original text, to line up with the reading
     for (size_t i = 0; i < encoding.ids.size(); ++i) {
       const int32_t id = encoding.ids[i];
       if (id == tokenizer_.ClsId() || id == tokenizer_.SepId()) continue;
+      if (!source.pinyin.empty())
+        pieces.push_back(Utf16Slice(source.text, encoding.offsets[i].start, encoding.offsets[i].end));
       const std::string& token = tokenizer_.IdToToken(id);
       if (id == tokenizer_.UnkId()) {
         text.unknown.emplace_back(static_cast<uint32_t>(text.ids.size()),
@@ -254,6 +258,12 @@ std::vector<uint8_t> MemoryBuilder::Finish(BuildReport* report, std::string* err
       text.sentence_end.push_back(OneOf(token, kSentenceEnds));
     }
     if (text.ids.empty()) continue;
+    if (!source.pinyin.empty()) {
+      bool aligned = false;
+      text.readings = DictionaryReadings(pieces, source.pinyin, &aligned);
+      report->read_idioms += aligned;
+      for (const std::string& reading : text.readings) report->readings += !reading.empty();
+    }
     text.work = source.work;
     text.title = source.title;
     text.author = source.author;
@@ -272,7 +282,11 @@ std::vector<uint8_t> MemoryBuilder::Finish(BuildReport* report, std::string* err
       ",\"ngrams\":{\"distinct\":" + JsonArray(report->distinct, 1) +
       ",\"eligible\":" + JsonArray(report->eligible, 2) + ",\"kept\":" + JsonArray(report->kept, 2) +
       ",\"slots\":" + std::to_string(slots) + "}" + ",\"texts\":{\"total\":" + std::to_string(report->texts) +
-      ",\"idioms\":" + std::to_string(report->idioms) + ",\"units\":" + std::to_string(report->units) + "}";
+      ",\"idioms\":" + std::to_string(report->idioms) + ",\"units\":" + std::to_string(report->units) +
+      (report->read_idioms > 0 ? ",\"with_reading\":" + std::to_string(report->read_idioms) +
+                                     ",\"readings\":" + std::to_string(report->readings)
+                               : std::string()) +
+      "}";
   if (!options_.description.empty()) {
     info += ",\"description\":";
     info += options_.description;
@@ -294,6 +308,7 @@ std::vector<uint8_t> MemoryBuilder::Finish(BuildReport* report, std::string* err
     return {};
   }
   writer.Add(kSectionTexts, std::move(text_section));
+  if (report->readings > 0) writer.Add(kSectionTextReadings, BuildTextReadings(indexed));
   return writer.Finish();
 }
 

@@ -9,7 +9,8 @@
 //    without its first token) and the best max_ngrams are kept, each with its suffix chain (the
 //    reader checks hashed hits against it). Bigrams are stored exactly, longer ones hashed.
 // 3. For each token, its most frequent predecessors (candidate proposals).
-// 4. The texts go into the exact index (text_index.h).
+// 4. The texts go into the exact index (text_index.h), and the readings their dictionary gives
+//    where the pinyin table's first reading differs (text_readings.h).
 // Same inputs and options -> the same bytes.
 #pragma once
 
@@ -42,6 +43,7 @@ struct BuildOptions {
 struct SourceText {
   std::string work, title, author, text;
   bool idiom = false;
+  std::string pinyin;  // the dictionary's reading, syllables separated by spaces ("" = none)
 };
 
 struct BuildReport {
@@ -50,6 +52,8 @@ struct BuildReport {
   std::vector<uint64_t> eligible;  // per order: seen >= min_count
   std::vector<uint64_t> kept;      // per order: in the table
   uint64_t slots = 0, texts = 0, idioms = 0, units = 0;
+  uint64_t read_idioms = 0;  // texts whose dictionary reading lines up with their tokens
+  uint64_t readings = 0;     // units stored with a reading other than their character's first
 };
 
 class MemoryBuilder {

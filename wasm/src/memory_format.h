@@ -38,6 +38,7 @@ enum SectionId : uint32_t {
   kSectionPredecessors = 4,  // most frequent predecessors per token (candidate proposals)
   kSectionTexts = 5,         // famous texts and idioms (text_index.h)
   kSectionBigrams = 6,       // exact bigrams: successor lists per token (ngram_table.h)
+  kSectionTextReadings = 7,  // the idiom dictionary's readings of idiom characters (text_readings.h)
 };
 
 // CRC-32 (IEEE 802.3, reflected, as zlib's crc32). `crc` continues a previous call (start at 0).

@@ -68,6 +68,7 @@ std::string VocabText(bool variant = false) {
   add("，。");
   add(kPoem);
   add("掩耳盗铃钟");
+  add("丢三落四");
   for (int i = 0; i < 80; ++i) add(Filler(i));
   if (variant) std::swap(tokens[6], tokens[7]);  // same size, another vocabulary
   std::string text;
@@ -568,6 +569,42 @@ TEST(MemorySources, IdiomHitIsAnIdiom) {
   const HitResult chime = HitFor(*f.memory, *f.tokenizer, "掩耳盗[MASK]", "钟");
   EXPECT_EQ(chime.hit.text, 2);
   EXPECT_EQ(chime.source.title, "掩耳盗钟");
+}
+
+// An idiom built with the dictionary's reading: the source carries it, and the candidate's own.
+TEST(MemorySources, IdiomsCarryTheDictionarysReading) {
+  auto tokenizer = MakeTokenizer();
+  memory::SourceText idiom;
+  idiom.idiom = true;
+  idiom.text = "丢三落四";
+  idiom.pinyin = "diū sān là sì";  // 落 là: not the table's first reading (luò)
+  memory::BuildReport report;
+  auto memory = Load(BuildBytes(*tokenizer, SyntheticCorpus(3, 50), {idiom}, ExactOptions(), &report), *tokenizer);
+  ASSERT_NE(memory, nullptr);
+  EXPECT_EQ(report.read_idioms, 1u);
+  EXPECT_EQ(report.readings, 1u) << "only 落 differs from its first reading";
+  const HitResult r = HitFor(*memory, *tokenizer, "丢三[MASK]四", "落");
+  EXPECT_EQ(r.source.title, "丢三落四");
+  EXPECT_EQ(r.source.pinyin, "diū sān là sì");
+  EXPECT_EQ(r.source.reading, "là");
+  EXPECT_EQ(HitFor(*memory, *tokenizer, "[MASK]三落四", "丢").source.reading, "diū");
+
+  // A syllable the table does not know for the character is a slip of the dictionary: the
+  // character reads as its first reading; so does an idiom whose syllables do not line up.
+  idiom.pinyin = "diū sān kǒu sì";
+  memory = Load(BuildBytes(*tokenizer, SyntheticCorpus(3, 50), {idiom}, ExactOptions(), &report), *tokenizer);
+  ASSERT_NE(memory, nullptr);
+  EXPECT_EQ(report.readings, 0u);
+  EXPECT_EQ(HitFor(*memory, *tokenizer, "丢三[MASK]四", "落").source.pinyin, "")
+      << "no stored reading: the memory has no readings section, so it claims none";
+  idiom.pinyin = "diū sān là";
+  memory = Load(BuildBytes(*tokenizer, SyntheticCorpus(3, 50), {idiom}, ExactOptions(), &report), *tokenizer);
+  EXPECT_EQ(report.read_idioms, 0u);
+
+  // Without the dictionary's reading (an older memory): no pinyin at all.
+  Fixture f;
+  ASSERT_NE(f.memory, nullptr);
+  EXPECT_EQ(HitFor(*f.memory, *f.tokenizer, "掩耳盗[MASK]", "铃").source.pinyin, "");
 }
 
 TEST(MemorySources, PassagesInsideLongerInputs) {

@@ -20,6 +20,16 @@ void SetBit(std::vector<uint8_t>* bits, size_t i) { (*bits)[i >> 3] |= uint8_t(1
 
 }  // namespace
 
+std::vector<uint32_t> TextBegins(const std::vector<IndexedText>& texts) {
+  std::vector<uint32_t> begins;
+  uint32_t next = 0;
+  for (const IndexedText& text : texts) {
+    begins.push_back(next);
+    next += static_cast<uint32_t>(text.ids.size()) + 1;
+  }
+  return begins;
+}
+
 std::vector<uint8_t> BuildTextIndex(const std::vector<IndexedText>& texts) {
   size_t total = 0;
   for (const IndexedText& text : texts) total += text.ids.size() + 1;

@@ -51,7 +51,11 @@ struct IndexedText {
   std::vector<std::pair<uint32_t, std::string>> unknown;  // [UNK] positions (within ids) and their text
   std::string work, title, author;
   bool idiom = false;
+  std::vector<std::string> readings;  // per id: the dictionary's reading where stored (text_readings.h)
 };
+
+// Where each text starts in the index's unit array: back to back, one kSeparator between two.
+std::vector<uint32_t> TextBegins(const std::vector<IndexedText>& texts);
 
 // Builds the section; ids must be < kSeparator. Empty when the texts hold 2^24 tokens or more.
 std::vector<uint8_t> BuildTextIndex(const std::vector<IndexedText>& texts);

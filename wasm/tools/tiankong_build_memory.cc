@@ -2,7 +2,8 @@
 // list of famous texts and idioms. scripts/build-memory drives it. Usage:
 //   tiankong_build_memory --vocab VOCAB --corpus LINES.txt --texts TEXTS.tsv --out memory.bin [options]
 //   tiankong_build_memory --split WHOLE.bin --out memory.bin --ngrams-out memory-ngrams.bin
-// TEXTS.tsv: one text per line, tab-separated: kind (famous|idiom), work, title, author, text.
+// TEXTS.tsv: one text per line, tab-separated: kind (famous|idiom), work, title, author, text, and
+// optionally the text's reading (syllables separated by spaces: the idiom dictionary's pinyin).
 // --ngrams-out (or --split, for a memory already built) writes the memory in two parts
 // (memory::SplitNgrams): what a first answer needs, and the longer n-grams.
 // Outputs are written to OUT.tmp and renamed, so an interrupted build never leaves a broken file.
@@ -27,7 +28,7 @@ const char kUsage[] =
     "       tiankong_build_memory --split PATH --out PATH --ngrams-out PATH\n"
     "  --vocab PATH        the model's vocab.txt\n"
     "  --corpus PATH       training text, one line per text\n"
-    "  --texts PATH        famous texts and idioms (TSV: kind, work, title, author, text)\n"
+    "  --texts PATH        famous texts and idioms (TSV: kind, work, title, author, text[, pinyin])\n"
     "  --weights PATH      one whole number 1..255 per corpus line: how much its counts weigh\n"
     "  --out PATH          memory.bin to write\n"
     "  --ngrams-out PATH   write the longer n-grams to this second file (a split memory)\n"
@@ -225,12 +226,13 @@ int main(int argc, char** argv) {
   }
   for (size_t number = 1; std::getline(texts, line); ++number) {
     const std::vector<std::string> fields = SplitTabs(line);
-    if (fields.size() != 5 || (fields[0] != "famous" && fields[0] != "idiom")) {
+    if (fields.size() < 5 || fields.size() > 6 || (fields[0] != "famous" && fields[0] != "idiom")) {
       std::cerr << "tiankong_build_memory: " << texts_path << ":" << number
-                << ": expected 5 tab-separated fields (famous|idiom, work, title, author, text)\n";
+                << ": expected 5 or 6 tab-separated fields (famous|idiom, work, title, author, text[, pinyin])\n";
       return kExitUsage;
     }
-    builder.AddText({fields[1], fields[2], fields[3], fields[4], fields[0] == "idiom"});
+    builder.AddText(
+        {fields[1], fields[2], fields[3], fields[4], fields[0] == "idiom", fields.size() == 6 ? fields[5] : ""});
   }
 
   tiankong::memory::BuildReport report;

@@ -257,6 +257,11 @@ export interface CandidateSource {
   author: string;
   /** The sentence of the text the candidate completes (the idiom for an idiom). */
   text: string;
+  /**
+   * An idiom's reading as the idiom dictionary gives it ("diū sān là sì"), where the memory has
+   * it; the candidate's `pinyin` then starts with its character's reading in the idiom.
+   */
+  pinyin?: string;
 }
 
 export interface FillMask {

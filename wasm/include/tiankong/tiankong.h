@@ -117,6 +117,11 @@ struct MemorySource {
   std::string title;   // e.g. "静夜思"; the idiom itself
   std::string author;  // e.g. "李白"; "" when unknown or an idiom
   std::string text;    // the sentence of the text the candidate completes, e.g. "床前明月光，疑是地上霜。"
+  // For an idiom of a memory built with the idiom dictionary's readings: the idiom's reading
+  // ("diū sān là sì", tone marks; each character's first reading where the dictionary gives none)
+  // and the reading of the candidate's character in it ("là"). Empty otherwise.
+  std::string pinyin;
+  std::string reading;
 };
 
 // A famous-text / idiom passage supporting a candidate (Memory::SourceOf turns it into text).

@@ -64,6 +64,7 @@ function sourceLine(source: CandidateSource): HTMLElement {
   line.dataset.testid = 'candidate-source';
   if (source.work === '成语') {
     line.append(el('span', 'source-label', '成语'), el('span', 'source-title', source.title));
+    if (source.pinyin) line.append(el('span', 'source-pinyin', source.pinyin));
     return line;
   }
   const who = `${source.author}${source.title ? `《${source.title}》` : ''}`;

@@ -129,8 +129,15 @@ export interface WasmMemory {
     candidates: Int32Array,
     minHitStrength: number,
   ): MemoryEvidence;
-  /** Work, title, author and the sentence of a hit (hitText, hitUnit from a decoded row). */
-  source(text: number, unit: number): { work: string; title: string; author: string; text: string };
+  /**
+   * Work, title, author and the sentence of a hit (hitText, hitUnit from a decoded row); for an
+   * idiom of a memory built with the dictionary's readings, its `pinyin` ("diū sān là sì") and the
+   * `reading` of the hit's character in it ("là"), else "".
+   */
+  source(
+    text: number,
+    unit: number,
+  ): { work: string; title: string; author: string; text: string; pinyin: string; reading: string };
   /** log P(token) in the corpus, per vocabulary id. */
   unigram(): Float32Array;
   delete(): void;

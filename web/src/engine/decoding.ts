@@ -160,21 +160,34 @@ export function loadMemory(
 
 /** The famous texts / idioms behind memory hits, read once per passage from the core. */
 export class MemorySources {
-  private readonly sources = new Map<string, CandidateSource>();
+  private readonly sources = new Map<string, { source: CandidateSource; reading: string }>();
 
   constructor(private readonly memory: WasmMemory | null) {}
 
   /** The source of hit (text, unit) of a decoded row, or undefined without a memory. */
   get(text: number, unit: number): CandidateSource | undefined {
+    return this.read(text, unit)?.source;
+  }
+
+  /**
+   * The reading the idiom dictionary gives the hit's character in its idiom ("là" in 丢三落四),
+   * "" when the memory has none for it.
+   */
+  readingAt(text: number, unit: number): string {
+    return this.read(text, unit)?.reading ?? '';
+  }
+
+  private read(text: number, unit: number): { source: CandidateSource; reading: string } | undefined {
     if (!this.memory) return undefined;
     const key = `${text}:${unit}`;
-    let source = this.sources.get(key);
-    if (!source) {
-      source = this.memory.source(text, unit);
+    let entry = this.sources.get(key);
+    if (!entry) {
+      const { pinyin, reading, ...rest } = this.memory.source(text, unit);
+      entry = { source: pinyin ? { ...rest, pinyin } : rest, reading };
       if (this.sources.size > MAX_SOURCES) this.sources.clear();
-      this.sources.set(key, source);
+      this.sources.set(key, entry);
     }
-    return source;
+    return entry;
   }
 }
 

@@ -65,7 +65,7 @@ import { type Encoded, encodeMasked, modelTokenizer, throwIfTooLong } from './en
 import { type MaskedLogits, type Occlusion, type VariantLogits, occlude, topScores } from './explain.js';
 import { InFlight } from './in-flight.js';
 import { adjacentMaskRuns, decodeRunJointly } from './joint.js';
-import { type BlankConstraint, Pinyin, allowedRows, charReadings, constraintsKey } from './pinyin.js';
+import { type BlankConstraint, Pinyin, allowedRows, charReadings, constraintsKey, inIdiomFirst } from './pinyin.js';
 import {
   type CreateSettings,
   type FillSettings,
@@ -603,7 +603,12 @@ export class FillMaskEngine {
       rows,
       vocab,
       (text, unit) => this.sources.get(text, unit),
-      (token, index) => this.pinyin.readingsOf(token, item.constraints[index] ?? null),
+      (token, index, hit) => {
+        const constraint = item.constraints[index] ?? null;
+        const readings = this.pinyin.readingsOf(token, constraint);
+        // A constrained blank shows the readings meeting its constraint first, as asked.
+        return hit && !constraint ? inIdiomFirst(readings, this.sources.readingAt(hit[0], hit[1])) : readings;
+      },
     );
     item.constraints.forEach((constraint, index) => {
       if (constraint) masks[index]!.constraint = constraint.display;

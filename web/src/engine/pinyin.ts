@@ -131,6 +131,17 @@ export class Pinyin {
   }
 }
 
+/**
+ * A candidate's readings with its reading in the idiom it completes first (落 in 丢三落四:
+ * ["là", "luò", ...]); `readings` itself when `inIdiom` is "" or already first.
+ *
+ *   inIdiomFirst(['luò', 'là', 'lào'], 'là') // ['là', 'luò', 'lào']
+ */
+export function inIdiomFirst(readings: string[], inIdiom: string): string[] {
+  if (!inIdiom || readings[0] === inIdiom) return readings;
+  return [inIdiom, ...readings.filter((r) => r !== inIdiom)];
+}
+
 /** Names a text's constraints in cache fingerprints ('' when it has none). */
 export function constraintsKey(constraints: readonly (BlankConstraint | null)[]): string {
   return constraints.some((c) => c !== null) ? `|sound:${constraints.map((c) => c?.display ?? '').join(',')}` : '';

@@ -51,7 +51,7 @@ export function masksOf(
   rows: CachedRows,
   vocab: readonly string[],
   sourceOf: (text: number, unit: number) => CandidateSource | undefined,
-  pinyinOf: (token: string, maskIndex: number) => string[],
+  pinyinOf: (token: string, maskIndex: number, hit: readonly [number, number] | undefined) => string[],
 ): FillMask[] {
   return rows.map((row, index) => {
     const start = item.offsets[2 * item.maskPositions[index]!]!;
@@ -67,7 +67,7 @@ export function masksOf(
         score: row.p[k]!,
         sequence: before + token + after,
         ...(source ? { source } : {}),
-        pinyin: pinyinOf(token, index),
+        pinyin: pinyinOf(token, index, hit ?? undefined),
       };
     });
     return { index, start, end, candidates, other: row.other };
@@ -76,7 +76,10 @@ export function masksOf(
 
 /**
  * Cached token-level words → the public form for this text (offsets and sequences follow `text`):
- * the best `topK` words whose joint score is at least `threshold` (as fill's mask lists).
+ * the best `topK` words whose joint score is at least `threshold` (as fill's mask lists). A
+ * word's reading takes, per character, the reading of the same candidate of its mask where that
+ * candidate's idiom (with the dictionary's reading) is in the word's sequence; otherwise
+ * `pinyinOf`'s.
  */
 export function wordsOf(
   text: string,
@@ -97,7 +100,11 @@ export function wordsOf(
         const tokens = ids.map((id) => vocab[id]!);
         const word = tokens.join('');
         const sequence = text.slice(0, start) + word + text.slice(end);
-        return { text: word, tokens, score, sequence, pinyin: pinyinOf(tokens, maskIndices) };
+        const pinyin = pinyinOf(tokens, maskIndices).map((reading, k) => {
+          const same = masks[maskIndices[k]!]!.candidates.find((c) => c.token === tokens[k]);
+          return same?.source?.pinyin && sequence.includes(same.source.text) ? same.pinyin[0]! : reading;
+        });
+        return { text: word, tokens, score, sequence, pinyin };
       });
     return { start, end, maskIndices, candidates };
   });
