@@ -88,8 +88,9 @@ describe.skipIf(missing !== null)('the Node API runs the model off the calling t
       const own = niceOf(readFileSync('/proc/thread-self/stat', 'utf8').split(' ')[0]!);
       const threads = readdirSync('/proc/self/task').map(niceOf);
       const lowered = Math.min(19, own + 10);
-      // Two engine threads (native, wasm) plus the wasm backend's own threads, all lowered.
-      expect(threads.filter((nice) => nice === lowered).length).toBeGreaterThanOrEqual(3);
+      // The two engine threads (native, wasm) at least; the backends' own threads, when they start
+      // any at one thread (it varies by machine), inherit the lowered priority.
+      expect(threads.filter((nice) => nice === lowered).length).toBeGreaterThanOrEqual(2);
     },
   );
 
