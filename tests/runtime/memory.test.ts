@@ -17,6 +17,7 @@ import {
   bertVocabMemoryModelDir,
   cliPath,
   missingPrerequisite,
+  rejection,
   repoRoot,
   testMemoryModelDir,
 } from './fixtures.js';
@@ -48,15 +49,6 @@ function patchedHeader(original: Uint8Array, patch: (view: DataView) => void): U
   const header = Buffer.concat([bytes.subarray(0, 36), bytes.subarray(40, 40 + 24 * sections)]);
   view.setUint32(36, crc32(header), true);
   return bytes;
-}
-
-async function code(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await promise;
-    return { code: 'OK', message: '' };
-  } catch (error) {
-    return { code: (error as { code: string }).code, message: (error as Error).message };
-  }
 }
 
 describe.skipIf(missing !== null)('the corpus memory', () => {
@@ -140,7 +132,7 @@ describe.skipIf(missing !== null)('the corpus memory', () => {
   test('a bad memory.bin is INTEGRITY or BAD_MODEL naming it; memory: false still loads the model', async () => {
     const { createFillMask } = await api();
     const truncated = withMemory(work, 'truncated', original.subarray(0, original.length - 100), true);
-    expect(await code(createFillMask({ model: truncated }))).toMatchObject({
+    expect(await rejection(createFillMask({ model: truncated }))).toMatchObject({
       code: 'INTEGRITY',
       message: expect.stringMatching(/memory\.bin/),
     });
@@ -161,7 +153,7 @@ describe.skipIf(missing !== null)('the corpus memory', () => {
     ];
     for (const [name, bytes, message] of cases) {
       const dir = withMemory(work, name, bytes);
-      const result = await code(createFillMask({ model: dir, backend: 'wasm' }));
+      const result = await rejection(createFillMask({ model: dir, backend: 'wasm' }));
       expect(result, name).toMatchObject({ code: 'BAD_MODEL' });
       expect(result.message, name).toMatch(message);
       expect(result.message, name).toMatch(/memory: false/);
@@ -172,7 +164,7 @@ describe.skipIf(missing !== null)('the corpus memory', () => {
     }
     const absent = withMemory(work, 'absent', original);
     rmSync(join(absent, 'memory.bin'));
-    expect(await code(createFillMask({ model: absent }))).toMatchObject({
+    expect(await rejection(createFillMask({ model: absent }))).toMatchObject({
       code: 'BAD_MODEL',
       message: expect.stringMatching(/memory\.bin/),
     });
@@ -180,11 +172,13 @@ describe.skipIf(missing !== null)('the corpus memory', () => {
     const manifest = JSON.parse(readFileSync(join(escape, 'model.json'), 'utf8'));
     manifest.memory.file = '../with-memory/memory.bin';
     writeFileSync(join(escape, 'model.json'), JSON.stringify(manifest));
-    expect(await code(createFillMask({ model: escape }))).toMatchObject({
+    expect(await rejection(createFillMask({ model: escape }))).toMatchObject({
       code: 'BAD_MODEL',
       message: expect.stringMatching(/not a file name inside the model directory/),
     });
-    expect(await code(createFillMask({ model: testMemoryModelDir(), memory: 1 as unknown as boolean }))).toMatchObject({
+    expect(
+      await rejection(createFillMask({ model: testMemoryModelDir(), memory: 1 as unknown as boolean })),
+    ).toMatchObject({
       code: 'BAD_OPTION',
     });
   });
@@ -203,7 +197,7 @@ describe.skipIf(missing !== null)('the corpus memory', () => {
     await withBytes.dispose();
     const tampered = original.slice();
     tampered[100]! ^= 1;
-    expect(await code(createFillMask({ model: { ...bytes, memoryBytes: tampered } }))).toMatchObject({
+    expect(await rejection(createFillMask({ model: { ...bytes, memoryBytes: tampered } }))).toMatchObject({
       code: 'INTEGRITY',
     });
   });
@@ -223,7 +217,7 @@ describe.skipIf(missing !== null)('the corpus memory', () => {
     const manifest = JSON.parse(readFileSync(join(mixed, 'model.json'), 'utf8'));
     manifest.files['memory.bin'] = { sha256: sha256(original), bytes: original.byteLength };
     writeFileSync(join(mixed, 'model.json'), JSON.stringify(manifest));
-    expect(await code(createFillMask({ model: mixed }))).toMatchObject({
+    expect(await rejection(createFillMask({ model: mixed }))).toMatchObject({
       code: 'BAD_MODEL',
       message: expect.stringMatching(/another vocabulary/),
     });
