@@ -12,7 +12,7 @@
 // --dist: a built runtime (its core/load-core.js and core/wasm/) other than the repository's dist/,
 // e.g. a private build of a changed C++ core. Prints a markdown table; --json writes the numbers.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { REPO_ROOT } from './data-paths.mjs';
 import { buildSuites } from './eval-cases.mjs';
@@ -59,14 +59,16 @@ for (const [name, suite] of Object.entries(suites)) {
 }
 
 const pct = (x) => (x === undefined ? '–' : `${(100 * x).toFixed(1)}%`);
-const results = { reference: referenceDir, memory: fused ? memoryDir : null, candidates: {} };
+// Directories as written to the JSON: relative to the repository, so no machine path is committed.
+const shown = (dir) => relative(REPO_ROOT, dir) || '.';
+const results = { reference: shown(referenceDir), memory: fused ? shown(memoryDir) : null, candidates: {} };
 for (const candidateDir of candidateDirs) {
   const candidate = await openEvaluator(candidateDir, { memoryDir, dist });
   if (candidate.vocab.join('\n') !== reference.vocab.join('\n')) {
     console.error(`compare-models: ${candidateDir} has another vocabulary than the reference (not one checkpoint)`);
     process.exit(2);
   }
-  console.log(`\n${candidateDir} vs ${referenceDir}\n`);
+  console.log(`\n${shown(candidateDir)} vs ${shown(referenceDir)}\n`);
   console.log(
     '| suite | cases | model agree | model top-1 cand / ref | fused agree | fused top-1 cand / ref | largest ref margin where the model disagrees |',
   );
@@ -107,7 +109,7 @@ for (const candidateDir of candidateDirs) {
         `${top(entry.fused)} | ${margins.length ? margins[0].toFixed(3) : '–'} |`,
     );
   }
-  results.candidates[candidateDir] = suitesOut;
+  results.candidates[shown(candidateDir)] = suitesOut;
   candidate.dispose();
 }
 if (args.json) {
