@@ -2,7 +2,8 @@
 // tokenizer (dist/core, the reference here) turns into [MASK] is highlighted, nothing else.
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
-import { cleanSuspicious, findMarks, findMasks, findSuspicious } from '../../web/app/src/text-marks.js';
+import { cleanSuspicious, findMarks, findMasks, findSuspicious, splitsPair } from '../../web/app/src/text-marks.js';
+import { headOf } from '../../web/app/src/tone-view.js';
 import { BERT_BASE_CHINESE, loadBuild, missingPrerequisite, vocabPath } from '../core/core-builds.js';
 
 const SPELLINGS = [
@@ -94,5 +95,18 @@ describe('suspicious characters', () => {
     const marks = findMarks('\u200b[MASK]\u3000[mask]\u200d');
     expect(marks.map((m) => m.kind)).toEqual(['suspicious', 'mask', 'suspicious', 'mask', 'suspicious']);
     for (let i = 1; i < marks.length; i++) expect(marks[i]!.start).toBeGreaterThanOrEqual(marks[i - 1]!.end);
+  });
+});
+
+describe('cuts never split a surrogate pair', () => {
+  test('splitsPair: only between a high and a low surrogate', () => {
+    const text = '床𠀀前'; // U+20000 is two units
+    expect([0, 1, 2, 3, 4].map((cut) => splitsPair(text, cut))).toEqual([false, false, true, false, false]);
+    expect(splitsPair('a\uD800b', 2)).toBe(false); // a lone high surrogate is not a pair
+  });
+  test("headOf keeps the limit's units, one fewer where the limit falls inside a pair", () => {
+    expect(headOf('床𠀀前', 2)).toBe('床');
+    expect(headOf('床𠀀前', 3)).toBe('床𠀀');
+    expect(headOf('床前', 5)).toBe('床前');
   });
 });

@@ -19,7 +19,7 @@
  * highlights in one paragraph would still be laid out again on every keystroke in it).
  * All text goes into the DOM as text nodes, never as HTML.
  */
-import { findMarks, type Mark } from './text-marks.js';
+import { findMarks, type Mark, splitsPair } from './text-marks.js';
 
 /** The longest piece, in UTF-16 units (what one keystroke re-renders at most, twice or so). */
 export const PIECE_UNITS = 512;
@@ -54,13 +54,6 @@ interface Piece {
   el: HTMLSpanElement;
   /** The block it sits in. */
   block: HTMLElement;
-}
-
-/** Where a piece may end (`cut` units into `text`): not inside a surrogate pair. */
-function splitsPair(text: string, cut: number): boolean {
-  const c = text.charCodeAt(cut);
-  const p = text.charCodeAt(cut - 1);
-  return c >= 0xdc00 && c <= 0xdfff && p >= 0xd800 && p <= 0xdbff;
 }
 
 /** Code points in text[from, to) (`from` not inside a pair). */

@@ -104,3 +104,10 @@ export function cleanSuspicious(text: string): string {
   }
   return out + text.slice(last);
 }
+
+/** Whether a cut `cut` UTF-16 units into `text` falls inside a surrogate pair (where no cut may go). */
+export function splitsPair(text: string, cut: number): boolean {
+  const c = text.charCodeAt(cut);
+  const p = text.charCodeAt(cut - 1);
+  return c >= 0xdc00 && c <= 0xdfff && p >= 0xd800 && p <= 0xdbff;
+}
