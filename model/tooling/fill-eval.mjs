@@ -23,6 +23,7 @@ export function coreFusion(fusion) {
     hitWhole: fusion.hit_whole,
     minHitStrength: fusion.min_hit_strength,
     modelCandidates: fusion.model_candidates,
+    floor: fusion.floor ?? 0,
   };
 }
 

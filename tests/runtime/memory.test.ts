@@ -129,6 +129,44 @@ describe.skipIf(missing !== null)('the corpus memory', () => {
     await expect(tk.fill(text, { memory: 'no' as unknown as boolean })).rejects.toMatchObject({ code: 'BAD_OPTION' });
   });
 
+  test("a fusion floor mixes the model's own distribution into the shown one; a bad floor is BAD_MODEL", async () => {
+    const { createFillMask } = await api();
+    const withFloor = (name: string, floor: unknown) => {
+      const dir = join(work, name);
+      cpSync(testMemoryModelDir(), dir, { recursive: true });
+      const manifest = JSON.parse(readFileSync(join(dir, 'model.json'), 'utf8'));
+      manifest.memory.fusion = { ...manifest.memory.fusion, floor };
+      writeFileSync(join(dir, 'model.json'), JSON.stringify(manifest));
+      return dir;
+    };
+    const floored = await createFillMask({ model: withFloor('floor', 0.25), backend: 'wasm', threads: 1 });
+    try {
+      const ref = await Reference.create(testMemoryModelDir(), 'web', 1);
+      const text = '床前明月光，疑是地[MASK]霜。';
+      const [plain, mixed, [modelRow]] = await Promise.all([
+        tk.fill(text, { topK: 400 }),
+        floored.fill(text, { topK: 5 }),
+        ref.probabilities(text),
+      ]);
+      const fused = new Map(plain.masks[0]!.candidates.map((c) => [c.token, c.score]));
+      expect(mixed.masks[0]!.candidates[0]!.token).toBe('上');
+      // Each candidate shown: 0.75 of its plain fused probability + 0.25 of the model's own.
+      for (const c of mixed.masks[0]!.candidates) {
+        expect(fused.has(c.token)).toBe(true);
+        const expected = 0.75 * fused.get(c.token)! + 0.25 * modelRow![ref.tokenId(c.token)]!;
+        expect(c.score).toBeCloseTo(expected, 5);
+      }
+      expect(plain.masks[0]!.candidates[0]!.score).toBeGreaterThan(0.99);
+      expect(mixed.masks[0]!.candidates[0]!.score).toBeLessThan(0.76);
+    } finally {
+      await floored.dispose();
+    }
+    expect(await rejection(createFillMask({ model: withFloor('bad-floor', 0.7) }))).toMatchObject({
+      code: 'BAD_MODEL',
+      message: expect.stringContaining('memory.fusion.floor must be a number from 0 to 0.5'),
+    });
+  });
+
   test('a bad memory.bin is INTEGRITY or BAD_MODEL naming it; memory: false still loads the model', async () => {
     const { createFillMask } = await api();
     const truncated = withMemory(work, 'truncated', original.subarray(0, original.length - 100), true);

@@ -706,6 +706,7 @@ const char* TryReadFusion(const val& fusion, FusionWeights* out) {
   reader.Number("hitWhole", -100.0f, 100.0f, &out->hit_whole);
   reader.Int("minHitStrength", 1, 64, &out->min_hit_strength);
   reader.Int("modelCandidates", 0, 4096, &out->model_candidates);
+  reader.Number("floor", 0.0f, 0.5f, &out->floor);
   if (reader.error() != nullptr) return reader.error();
   if (!ngram.empty()) {
     if (ngram.size() != 9) return Fail("DecodeOptions.fusion.ngram must have 9 entries (n-gram lengths 0..8)");

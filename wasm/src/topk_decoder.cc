@@ -114,6 +114,27 @@ float FusionGain(const CandidateEvidence& evidence, const FusionWeights& weights
   }
   return gain;
 }
+
+// `fused` := log((1 - floor) * softmax(fused) + floor * softmax(model)), a distribution again (its
+// softmax is the mixture itself). Both rows have a finite maximum (the row was checked usable).
+void MixInFloor(float floor, const float* model, std::vector<float>* fused) {
+  const size_t n = fused->size();
+  float max_fused = -INFINITY, max_base = -INFINITY;
+  for (size_t id = 0; id < n; ++id) {
+    max_fused = std::max(max_fused, (*fused)[id]);
+    max_base = std::max(max_base, model[id]);
+  }
+  double sum_fused = 0.0, sum_base = 0.0;
+  for (size_t id = 0; id < n; ++id) {
+    sum_fused += std::exp((*fused)[id] - max_fused);
+    sum_base += std::exp(model[id] - max_base);
+  }
+  const double w_fused = (1.0 - floor) / sum_fused, w_base = floor / sum_base;
+  for (size_t id = 0; id < n; ++id) {
+    const double p = w_fused * std::exp((*fused)[id] - max_fused) + w_base * std::exp(model[id] - max_base);
+    (*fused)[id] = p > 0.0 ? static_cast<float>(std::log(p)) : -INFINITY;
+  }
+}
 }  // namespace
 
 Decoder::Decoder(const Tokenizer& tokenizer, const DecodeOptions& options) : impl_(new Impl) {
@@ -233,6 +254,7 @@ DecodeStatus Decoder::Decode(const float* logits, size_t n_rows, size_t vocab_si
     for (const CandidateEvidence& evidence : scratch.evidence) {
       scratch.fused[evidence.id] += FusionGain(evidence, impl.fusion);
     }
+    if (impl.fusion.floor > 0.0f) MixInFloor(impl.fusion.floor, row, &scratch.fused);
     impl.DecodeRow(scratch.fused.data(), vocab_size, &scratch.evidence, &scratch, &(*out)[r]);
   }
   return DecodeStatus::kOk;

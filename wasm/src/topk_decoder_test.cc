@@ -351,11 +351,28 @@ Decoded ReferenceFusedDecode(const Tokenizer& tokenizer, const Memory& memory, c
   for (size_t id = 0; id < vocab; ++id) {
     fused[id] = row[id] == -kInf ? -kInf : w.model * row[id] + w.unigram * memory.UnigramLogProbs()[id];
   }
+  const std::vector<float> model_alone(row, row + vocab);
   for (const CandidateEvidence& e : evidence) {
     float gain = 0.0f;
     for (size_t n = 2; n <= 8; ++n) gain += w.ngram[n] * e.ngram_gain[n];
     if (e.hit.text >= 0) gain += w.hit_base + w.hit_per_token * e.hit.strength + (e.hit.whole ? w.hit_whole : 0.0f);
     fused[e.id] += gain;
+  }
+  if (w.floor > 0.0f) {
+    // The documented mixture, as probabilities in double; its logs decode to the mixture itself.
+    const auto softmax = [vocab](const std::vector<float>& logits) {
+      const double top = *std::max_element(logits.begin(), logits.end());
+      std::vector<double> p(vocab);
+      double sum = 0.0;
+      for (size_t id = 0; id < vocab; ++id) sum += p[id] = std::exp(static_cast<double>(logits[id]) - top);
+      for (double& x : p) x /= sum;
+      return p;
+    };
+    const std::vector<double> with_memory = softmax(fused), without = softmax(model_alone);
+    for (size_t id = 0; id < vocab; ++id) {
+      const double mixed = (1.0 - w.floor) * with_memory[id] + w.floor * without[id];
+      fused[id] = mixed > 0.0 ? static_cast<float>(std::log(mixed)) : -kInf;
+    }
   }
   return ReferenceDecode(fused.data(), eligible, options);
 }
@@ -410,6 +427,38 @@ TEST(DecoderFusion, FusedLogitsFollowTheDocumentedFormula) {
   float largest_change = 0.0f;
   for (size_t r = 0; r < 3; ++r) largest_change = std::max(largest_change, std::fabs(out[r].other - plain[r].other));
   EXPECT_GT(largest_change, 0.01f);
+}
+
+// A floor mixes the model's own distribution into the shown one: the documented mixture, the
+// first candidate of a memorised idiom no longer at ~100%, and floor 0 is the plain fusion.
+TEST(DecoderFusion, FloorMixesInTheModelsOwnDistribution) {
+  const FusionFixture f;
+  ASSERT_NE(f.memory, nullptr);
+  const size_t vocab = f.tokenizer->VocabSize();
+  const Encoding input = f.Encode("天地[MASK]山水[MASK]风。掩耳盗[MASK]");
+  const std::vector<float> logits = f.RandomLogits(3, 3);
+  DecodeOptions options;
+  options.top_k = 6;
+  options.memory = f.memory.get();
+  options.fusion.unigram = 0.3f;
+  options.fusion.hit_base = 12.0f;  // sure of the idiom
+  options.fusion.model_candidates = 4;
+  DecodeOptions floored = options;
+  floored.fusion.floor = 0.1f;
+  std::vector<Decoded> plain, out;
+  ASSERT_EQ(Decoder(*f.tokenizer, options).Decode(logits.data(), 3, vocab, FusionFixture::Context(input), &plain),
+            DecodeStatus::kOk);
+  ASSERT_EQ(Decoder(*f.tokenizer, floored).Decode(logits.data(), 3, vocab, FusionFixture::Context(input), &out),
+            DecodeStatus::kOk);
+  for (size_t r = 0; r < 3; ++r) {
+    SCOPED_TRACE("row " + std::to_string(r));
+    ExpectSameDecoded(out[r], ReferenceFusedDecode(*f.tokenizer, *f.memory, floored, &logits[r * vocab],
+                                                   FusionFixture::Context(input), r));
+  }
+  ASSERT_FALSE(plain[2].candidates.empty());
+  EXPECT_GT(plain[2].candidates[0].probability, 0.99f);
+  EXPECT_LT(out[2].candidates[0].probability, 0.91f);
+  EXPECT_GT(out[2].candidates[0].probability, 0.89f);
 }
 
 // A row's own constraint (MaskContext::allowed) decodes like the row with every token it does not

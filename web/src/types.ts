@@ -96,6 +96,8 @@ export interface ModelMemory {
     hit_whole?: number;
     min_hit_strength?: number;
     model_candidates?: number;
+    /** Share of the model's own distribution in the shown one (0..0.5), fitted with the scale. */
+    floor?: number;
   };
   [key: string]: unknown;
 }

@@ -216,8 +216,12 @@ class OutputLayer {
 //   model * logit + unigram * log P_corpus(token)
 // and each candidate the memory scored gains
 //   sum_n ngram[n] * gain_n  +  (hit ? hit_base + hit_per_token * strength + (whole ? hit_whole : 0) : 0)
-// before the softmax over the whole vocabulary (so the result stays a distribution). The weights
-// are tuned per model on held-out text (scripts/tune-fusion) and stored in model.json.
+// before the softmax over the whole vocabulary (so the result stays a distribution). With a floor
+// f > 0 the shown distribution is (1 - f) * that + f * softmax(logit), the model's own: a candidate
+// the memory is sure of shows at most about 1 - f, and the model's alternatives keep a share of
+// what it gives them. The weights
+// are tuned per model on held-out text (scripts/tune-fusion: the floor and a common scale are fitted
+// for the log-loss of the shown top-1 probability) and stored in model.json.
 struct FusionWeights {
   float model = 1.0f;
   float unigram = 0.0f;
@@ -227,6 +231,7 @@ struct FusionWeights {
   float hit_whole = 2.0f;
   int32_t min_hit_strength = 3;
   int32_t model_candidates = 48;  // the model's best tokens that the memory scores too
+  float floor = 0.0f;             // share of the model's own distribution in the shown one, [0, 0.5]
 };
 
 struct DecodeOptions {

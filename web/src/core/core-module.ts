@@ -71,6 +71,8 @@ export interface FusionOptions {
   hitWhole?: number;
   minHitStrength?: number;
   modelCandidates?: number;
+  /** Share of the model's own distribution mixed into the shown one, 0..0.5. */
+  floor?: number;
 }
 
 export interface DecodeOptions {

@@ -214,6 +214,7 @@ export function fusionOptions(manifest: ModelManifest, where: string): FusionOpt
     ['hit_base', 'hitBase', -100, 100],
     ['hit_per_token', 'hitPerToken', -100, 100],
     ['hit_whole', 'hitWhole', -100, 100],
+    ['floor', 'floor', 0, 0.5],
   ];
   for (const [field, name, min, max] of numbers) {
     const value = fusion[field];
