@@ -2,8 +2,14 @@
 // tokenizer (dist/core, the reference here) turns into [MASK] is highlighted, nothing else.
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
-import { cleanSuspicious, findMarks, findMasks, findSuspicious, splitsPair } from '../../web/app/src/text-marks.js';
-import { headOf } from '../../web/app/src/tone-view.js';
+import {
+  cleanSuspicious,
+  findMarks,
+  findMasks,
+  findSuspicious,
+  headOf,
+  splitsPair,
+} from '../../web/app/src/text-marks.js';
 import { BERT_BASE_CHINESE, loadBuild, missingPrerequisite, vocabPath } from '../core/core-builds.js';
 
 const SPELLINGS = [

@@ -111,3 +111,9 @@ export function splitsPair(text: string, cut: number): boolean {
   const p = text.charCodeAt(cut - 1);
   return c >= 0xdc00 && c <= 0xdfff && p >= 0xd800 && p <= 0xdbff;
 }
+
+/** The text's first `limit` UTF-16 units, never ending inside a surrogate pair. */
+export function headOf(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  return text.slice(0, splitsPair(text, limit) ? limit - 1 : limit);
+}

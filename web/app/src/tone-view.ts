@@ -6,7 +6,7 @@
  * TONE_VIEW_LIMIT characters so that a huge paste costs no more than a short line.
  */
 import type { CharReading, FillMaskModel, FillMaskPreview, ReadingsResult } from './runtime.js';
-import { findMasks, splitsPair } from './text-marks.js';
+import { findMasks, headOf } from './text-marks.js';
 
 /** Quiet time after a keystroke before the line is read again. */
 export const TONE_VIEW_DEBOUNCE_MS = 120;
@@ -20,12 +20,6 @@ export interface ToneViewParts {
   note: HTMLElement;
   /** What answers `readings`: the model, the preview while it loads, or null before either. */
   source: () => Pick<FillMaskModel | FillMaskPreview, 'readings'> | null;
-}
-
-/** The text's first `limit` UTF-16 units, never ending inside a surrogate pair. */
-export function headOf(text: string, limit: number): string {
-  if (text.length <= limit) return text;
-  return text.slice(0, splitsPair(text, limit) ? limit - 1 : limit);
 }
 
 /** `text` with each blank, as the editor finds it ([MASK], 【MASK：平】), written □. */
