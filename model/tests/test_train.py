@@ -238,3 +238,34 @@ def test_training_report_plots_the_validation_curve(tmp_path):
     assert svg.startswith("<svg") and svg.count("<circle") == 2
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["hours"] == 1.0 and [p["val_loss"] for p in report["curve"]] == [6.5, 5.5]
+
+
+def test_a_second_run_on_the_same_out_is_refused_while_the_first_holds_it(tmp_path, capsys):
+    corpus, out = tmp_path / "corpus", tmp_path / "out"
+    synthetic_corpus(corpus)
+    common = ["--corpus", str(corpus), "--out", str(out), *TINY, "--max-steps", "5"]
+    out.mkdir(parents=True)
+    # Another process holds the lock, as a running (or still saving) training run does.
+    holder = subprocess.Popen(
+        [
+            "/usr/bin/python3",
+            "-c",
+            "import fcntl, sys, time; f = open(sys.argv[1], 'a+'); fcntl.flock(f, fcntl.LOCK_EX); "
+            "f.seek(0); f.truncate(); f.write('4242\\n'); f.flush(); print('held', flush=True); time.sleep(60)",
+            str(out / "train.lock"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert main(common) == 2
+        err = capsys.readouterr().err
+        assert "another training run (pid 4242)" in err and str(out) in err
+        assert not (out / "checkpoint").exists() and not (out / "log.jsonl").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    # Once the holder is gone (the OS released its lock) the run goes ahead and takes the lock.
+    assert main(common) == 0
+    assert (out / "train.lock").read_text().strip() == str(os.getpid())

@@ -23,6 +23,7 @@ The recipe (see model/default/README.md for the probes behind each choice):
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import json
 import math
@@ -357,11 +358,40 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict]:
     return args, given
 
 
+def hold_run_lock(out: Path):
+    """Takes an exclusive lock on OUT/train.lock for the rest of this process (the OS releases it
+    when the process ends, however it ends) and writes this pid into it. Returns the open lock
+    file (keep it referenced), or None when another run holds it: two runs on one --out would
+    write the same checkpoint and log. A run stopped with SIGTERM saves its checkpoint first,
+    which takes seconds, so a run started right after `kill` can find the lock still held."""
+    out.mkdir(parents=True, exist_ok=True)
+    lock = open(out / "train.lock", "a+")  # noqa: SIM115 - held open for the process's life
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        return None
+    lock.seek(0)
+    lock.truncate()
+    lock.write(f"{os.getpid()}\n")
+    lock.flush()
+    return lock
+
+
 def main(argv: list[str] | None = None) -> int:
     args, given = parse_args(argv)
     device = args.device
     if device == "cuda" and not torch.cuda.is_available():
         print("train: --device cuda but torch sees no CUDA device", file=sys.stderr)
+        return 2
+    run_lock = hold_run_lock(args.out)
+    if run_lock is None:
+        holder = (args.out / "train.lock").read_text().strip() or "unknown"
+        print(
+            f"train: another training run (pid {holder}) is using {args.out}; wait for it to end "
+            f"(after SIGTERM it saves its checkpoint, then exits) or give this one another --out",
+            file=sys.stderr,
+        )
         return 2
     torch.set_num_threads(args.threads)
     vocab_text = (args.corpus / "vocab.txt").read_text(encoding="utf-8")
