@@ -1,7 +1,7 @@
 """Which matrices the INT8 top-1 flips come from (issue 24): each matrix of a checkpoint alone
-rounded to int8 (round to nearest, a scale per `block` entries, as store_weights_int8 without
-GPTQ), then all of them, and the top-1 answers at one random masked position per line of the
-training validation split compared with fp32's. Validation lines, not held-out ones: what this
+rounded to int8 (round to nearest, a scale per `block` entries: quantize_blocks, as
+store_weights_int8 stores it without GPTQ), then all of them, and the top-1 answers at one random
+masked position per line of the training validation split compared with fp32's. Validation lines, not held-out ones: what this
 finds may choose a quantization.
 
     PYTHONPATH=model python3 -m tiankong_model.int8_sensitivity model/default/checkpoint .cache/corpus [--lines 1500]
@@ -16,15 +16,16 @@ import numpy as np
 import torch
 
 from .checkpoint import load_checkpoint
+from .quantize import quantize_blocks
 from .train_data import Corpus
 
 
 def round_int8(weight: torch.Tensor, block: int) -> torch.Tensor:
-    """`weight` [out, in] rounded to symmetric int8 with a scale per `block` entries of a row, restored to float."""
-    rows, cols = weight.shape
-    groups = weight.reshape(rows, cols // block, block)
-    scale = groups.abs().amax(-1, keepdim=True).clamp_min(1e-12) / 127
-    return (torch.round(groups / scale).clamp(-127, 127) * scale).reshape(rows, cols)
+    """`weight` [out, in] (an nn.Linear's) as store_weights_int8 stores it without GPTQ:
+    quantize_blocks along the reduction axis (in), restored to float."""
+    q, scale = quantize_blocks(np.ascontiguousarray(weight.detach().numpy().T), block)
+    restored = (q.reshape(-1, block, q.shape[1]) * scale).reshape(q.shape)
+    return torch.from_numpy(np.ascontiguousarray(restored.T))
 
 
 def main(argv: list[str] | None = None) -> int:
