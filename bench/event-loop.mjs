@@ -125,69 +125,61 @@ async function watch(work, { quiet = false } = {}) {
   clearInterval(interval);
   histogram.disable();
   await new Promise((r) => setTimeout(r, 5)); // let the last timer end
-  if (quiet) {
-    return {
-      wallMs: ms(wallMs),
-      maxDelayMs: ms(histogram.max / 1e6),
-      p99DelayMs: ms(histogram.percentile(99) / 1e6),
-      meanDelayMs: ms(histogram.mean / 1e6),
-      gcMaxMs: ms(Math.max(0, ...gcs)),
-      gcMs: ms(gcs.reduce((a, b) => a + b, 0)),
-      intervalTicks,
-      intervalExpected: Math.floor(wallMs / 10),
-    };
-  }
-  return {
+  const common = {
     wallMs: ms(wallMs),
-    issueMs: ms(issuedMs),
     maxDelayMs: ms(histogram.max / 1e6),
     p99DelayMs: ms(histogram.percentile(99) / 1e6),
     meanDelayMs: ms(histogram.mean / 1e6),
-    firstTimerMs: firstTimerMs === null ? null : ms(firstTimerMs),
-    worstTimerLateMs: ms(worstTimerLateMs),
-    worstBusyMs: schedEnded ? ms(worstBusyMs) : null,
-    worstWaitMs: schedEnded ? ms(worstWaitMs) : null,
-    mainCpuMs: schedEnded ? ms((schedEnded[0] - schedStarted[0]) / 1e6) : null,
     gcMaxMs: ms(Math.max(0, ...gcs)),
     gcMs: ms(gcs.reduce((a, b) => a + b, 0)),
     intervalTicks,
     intervalExpected: Math.floor(wallMs / 10),
   };
+  if (quiet) return common;
+  return {
+    ...common,
+    issueMs: ms(issuedMs),
+    firstTimerMs: firstTimerMs === null ? null : ms(firstTimerMs),
+    worstTimerLateMs: ms(worstTimerLateMs),
+    worstBusyMs: schedEnded ? ms(worstBusyMs) : null,
+    worstWaitMs: schedEnded ? ms(worstWaitMs) : null,
+    mainCpuMs: schedEnded ? ms((schedEnded[0] - schedStarted[0]) / 1e6) : null,
+  };
 }
 
 const rows = [];
-const print = (row) =>
+const print = (row) => {
+  const head = [row.model.padEnd(28), row.backend.padEnd(6), String(row.fills).padStart(4)];
+  const { quiet } = row;
   console.log(
     [
-      row.model.padEnd(28),
-      row.backend.padEnd(6),
-      String(row.fills).padStart(4),
-      `quiet: maxDelay ${row.quiet.maxDelayMs}`,
-      `p99 ${row.quiet.p99DelayMs}`,
-      `gcMax ${row.quiet.gcMaxMs}`,
-      `ticks ${row.quiet.intervalTicks}/${row.quiet.intervalExpected}`,
-      `wall ${row.quiet.wallMs}`,
-    ].join('  ') +
-      '\n' +
-      [
-        row.model.padEnd(28),
-        row.backend.padEnd(6),
-        String(row.fills).padStart(4),
-        `wall ${row.wallMs}`,
-        `maxDelay ${row.maxDelayMs}`,
-        `p99 ${row.p99DelayMs}`,
-        `issue ${row.issueMs}`,
-        `first1ms ${row.firstTimerMs}`,
-        `worst1msLate ${row.worstTimerLateMs}`,
-        `busy ${row.worstBusyMs}`,
-        `wait ${row.worstWaitMs}`,
-        `mainCpu ${row.mainCpuMs}`,
-        `gcMax ${row.gcMaxMs}`,
-        `cpu/fill ${row.mainCpuPerFillMs ?? '-'}`,
-        `ticks ${row.intervalTicks}/${row.intervalExpected}`,
-        `runs ${row.runs ?? '-'}`,
-      ].join('  '),
+      ...head,
+      `quiet: maxDelay ${quiet.maxDelayMs}`,
+      `p99 ${quiet.p99DelayMs}`,
+      `gcMax ${quiet.gcMaxMs}`,
+      `ticks ${quiet.intervalTicks}/${quiet.intervalExpected}`,
+      `wall ${quiet.wallMs}`,
+    ].join('  '),
   );
+  console.log(
+    [
+      ...head,
+      `wall ${row.wallMs}`,
+      `maxDelay ${row.maxDelayMs}`,
+      `p99 ${row.p99DelayMs}`,
+      `issue ${row.issueMs}`,
+      `first1ms ${row.firstTimerMs}`,
+      `worst1msLate ${row.worstTimerLateMs}`,
+      `busy ${row.worstBusyMs}`,
+      `wait ${row.worstWaitMs}`,
+      `mainCpu ${row.mainCpuMs}`,
+      `gcMax ${row.gcMaxMs}`,
+      `cpu/fill ${row.mainCpuPerFillMs ?? '-'}`,
+      `ticks ${row.intervalTicks}/${row.intervalExpected}`,
+      `runs ${row.runs ?? '-'}`,
+    ].join('  '),
+  );
+};
 
 const idleSecond = () => new Promise((r) => setTimeout(r, 1000));
 const idle = {
