@@ -1,8 +1,8 @@
 """Which matrices the INT8 top-1 flips come from (issue 24): each matrix of a checkpoint alone
 rounded to int8 (round to nearest, a scale per `block` entries: quantize_blocks, as
 store_weights_int8 stores it without GPTQ), then all of them, and the top-1 answers at one random
-masked position per line of the training validation split compared with fp32's. Validation lines, not held-out ones: what this
-finds may choose a quantization.
+masked position per line of the training validation split compared with fp32's. Validation
+lines, not held-out ones: what this finds may choose a quantization.
 
     PYTHONPATH=model python3 -m tiankong_model.int8_sensitivity model/default/checkpoint .cache/corpus [--lines 1500]
 """
