@@ -6,5 +6,8 @@ export default defineConfig({
     // Parity suites tokenize ~100k inputs twice (native tool and HF) on a 2-core machine.
     testTimeout: 600_000,
     hookTimeout: 600_000,
+    // expect.poll waits for a page to reach a state; its default (1 s) failed on a loaded 2-core
+    // machine (a training run beside the suite). Only a poll that fails waits this long.
+    expect: { poll: { timeout: 30_000 } },
   },
 });

@@ -440,18 +440,31 @@ def fold_restores(proto: onnx.ModelProto) -> onnx.ModelProto:
     return folded
 
 
-@pytest.mark.parametrize(("graph", "block"), [("mask-only", None), ("core", None), ("core", 16)])
-def test_int8_weights_export_computes_fp32_on_its_dequantised_weights(tiny_checkpoint, batches, tmp_path, graph, block):
-    """--int8-weights: the matrices are stored int8 (a scale per output channel or per block),
-    the position table and the MLM transform fp16, and ONNX Runtime (native and wasm) computes
+@pytest.mark.parametrize(
+    ("graph", "block", "scales"),
+    [("mask-only", None, "f32"), ("core", None, "f32"), ("core", 16, "f32"), ("core", 8, "f16")],
+)
+def test_int8_weights_export_computes_fp32_on_its_dequantised_weights(
+    tiny_checkpoint, batches, tmp_path, graph, block, scales
+):
+    """--int8-weights: the matrices are stored int8 (a scale per output channel or per block; the
+    block scales float32 or, --int8-scales f16, float16), the position table and the MLM transform
+    fp16, and ONNX Runtime (native and wasm) computes
     exactly the fp32 model of the dequantised weights — bit for bit, so nothing is quantized at
     run time — which is close to the fp32 export."""
     export_model(tiny_checkpoint, tmp_path / "fp32", graph=graph, fp32=True, log=lambda *_: None)
     manifest = export_model(
-        tiny_checkpoint, tmp_path / "int8", graph=graph, int8_weights=True, int8_block=block, log=lambda *_: None
+        tiny_checkpoint,
+        tmp_path / "int8",
+        graph=graph,
+        int8_weights=True,
+        int8_block=block,
+        int8_scales=scales,
+        log=lambda *_: None,
     )
     quantization = manifest["quantization"]
     assert quantization["scheme"] == "int8-weights" and quantization["block"] == block
+    assert quantization.get("scales") == ("float16" if scales == "f16" else None)
     assert quantization["activations"] == "float32" and quantization["restore"] == "cast-mul"
     assert [n.split(".")[-2] for n in quantization["fp16_matrices"]] == ["position_embeddings", "dense"]
     proto = onnx.load(tmp_path / "int8" / "model.onnx")
@@ -459,6 +472,8 @@ def test_int8_weights_export_computes_fp32_on_its_dequantised_weights(tiny_check
     int8 = [n for n, a in inits.items() if a.dtype == np.int8]
     assert len(int8) == quantization["int8_matrices"] == 6 * 2 + (1 if graph == "mask-only" else 0)  # + word table
     assert all(np.abs(inits[n]).max() == 127 for n in int8)
+    scale_types = {inits[n.removesuffix(".int8") + ".scale"].dtype for n in int8}
+    assert scale_types == {np.dtype(np.float16 if scales == "f16" else np.float32)}
     assert not any(a.dtype == np.float32 and a.ndim >= 2 and a.size >= 4096 for a in inits.values())
     run_time_quantization = ("DequantizeLinear", "MatMulInteger", "DynamicQuantizeLinear")
     assert not any(n.op_type in run_time_quantization for n in proto.graph.node)
@@ -510,8 +525,12 @@ def test_int8_weights_restore_forms_agree(tiny_checkpoint):
 def test_int8_weights_options_are_checked(tiny_checkpoint, tmp_path):
     with pytest.raises(ValueError, match="exclude each other"):
         export_model(tiny_checkpoint, tmp_path, int8_weights=True, fp16_weights=True, log=lambda *_: None)
-    with pytest.raises(ValueError, match="--int8-block and --int8-calibrate need --int8-weights"):
+    with pytest.raises(ValueError, match="--int8-block, --int8-calibrate and --int8-scales need --int8-weights"):
         export_model(tiny_checkpoint, tmp_path, int8_block=16, log=lambda *_: None)
+    with pytest.raises(ValueError, match="need --int8-weights"):
+        export_model(tiny_checkpoint, tmp_path, int8_scales="f16", log=lambda *_: None)
+    with pytest.raises(ValueError, match="--int8-scales f16 needs --int8-block"):
+        export_model(tiny_checkpoint, tmp_path, int8_weights=True, int8_scales="f16", log=lambda *_: None)
     with pytest.raises(ValueError, match="does not divide"):
         export_model(tiny_checkpoint, tmp_path, int8_weights=True, int8_block=48, log=lambda *_: None)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from tiankong_model.quantize import quantize_columns
 
 
@@ -47,6 +48,28 @@ def test_blocks_scale_to_their_own_maximum():
     assert np.abs(restored - weight)[32:, 2].max() * 10 < outlier_error  # the outlier's block only
 
 
+def test_gptq_act_order_with_blocks_keeps_the_nearest_scales_and_lowers_the_output_error():
+    from tiankong_model.quantize import gptq_columns, quantize_blocks
+
+    rng = np.random.default_rng(3)
+    weight = rng.normal(size=(64, 24)).astype(np.float32)
+    # Input energy not in row order, so that act order visits the rows out of their blocks.
+    mixing = rng.normal(size=(64, 64)) * rng.permutation(np.linspace(3, 0.1, 64))
+    x = rng.normal(size=(4000, 64)) @ mixing
+    hessian = x.T @ x / len(x)
+    nearest_q, nearest_scale = quantize_blocks(weight, 16)
+    q, scale = gptq_columns(weight, hessian, 16, act_order=True)
+    np.testing.assert_array_equal(scale, nearest_scale)  # static: from the original weights
+    assert q.dtype == np.int8 and np.abs(q).max() <= 127
+
+    def error(q, scale):
+        return np.linalg.norm(x @ ((q.reshape(4, 16, 24) * scale).reshape(64, 24) - weight))
+
+    in_order_q, in_order_scale = gptq_columns(weight, hessian, 16)
+    assert error(q, scale) < 0.7 * error(nearest_q, nearest_scale)
+    assert error(q, scale) < error(in_order_q, in_order_scale) * 1.1  # no worse than in row order
+
+
 def test_gptq_lowers_the_output_error_and_matches_nearest_rounding_for_white_inputs():
     from tiankong_model.quantize import gptq_columns, quantize_blocks
 
@@ -70,3 +93,34 @@ def test_gptq_lowers_the_output_error_and_matches_nearest_rounding_for_white_inp
         # With uncorrelated inputs of equal energy nothing is gained by moving errors: nearest rounding.
         white_q, _ = gptq_columns(weight, np.eye(64), block)
         assert np.abs(white_q.astype(int) - nearest_q).max() <= 1 and (white_q == nearest_q).mean() > 0.999
+
+
+def test_float16_block_scales_round_up_and_the_values_are_rounded_against_them():
+    from tiankong_model.quantize import gptq_columns, quantize_blocks, stored_scale
+
+    rng = np.random.default_rng(4)
+    weight = (rng.normal(size=(32, 6)) * np.array([1e-6, 1e-3, 0.1, 1, 30, 500])).astype(np.float32)
+    q, scale = quantize_blocks(weight, 8, np.float16)
+    assert scale.dtype == np.float16 and scale.shape == (4, 1, 6) and (scale > 0).all()
+    exact = np.abs(weight.reshape(4, 8, 6)).max(axis=1, keepdims=True) / 127
+    assert (scale.astype(np.float32) >= exact).all()  # never below: no value leaves -127..127
+    restored = (q.reshape(4, 8, 6) * scale.astype(np.float32)).reshape(32, 6)
+    half_step = np.repeat(scale.astype(np.float32)[:, 0, :], 8, axis=0) / 2
+    assert (np.abs(restored - weight) <= half_step * (1 + 1e-6)).all()
+    # Against the float32 scales: at most a float16 step (2^-10 relative) coarser where they are
+    # normal float16 numbers (weights from about 0.01); below, at most the smallest step (6e-8).
+    _, scale32 = quantize_blocks(weight, 8)
+    np.testing.assert_allclose(scale.astype(np.float32)[..., 2:], scale32[..., 2:], rtol=2**-10)
+    assert (scale.astype(np.float32) - scale32)[..., :2].max() <= 6e-8
+    np.testing.assert_array_equal(stored_scale(scale32, np.float32), scale32)
+    hessian = np.eye(32)
+    for act_order in (False, True):
+        gq, gscale = gptq_columns(weight, hessian, 8, act_order=act_order, scale_dtype=np.float16)
+        assert gscale.dtype == np.float16 and gscale.shape == (4, 1, 6)
+        assert np.abs(gq.astype(int) - q).max() <= 1
+    for call in (
+        lambda: quantize_blocks(weight, None, np.float16),
+        lambda: gptq_columns(weight, hessian, None, scale_dtype=np.float16),
+    ):
+        with pytest.raises(ValueError, match="need per-block scales"):
+            call()

@@ -66,6 +66,7 @@ def export_model(
     int8_weights: bool = False,
     int8_block: int | None = None,
     int8_calibrate: Path | None = None,
+    int8_scales: str = "f32",
     lean: bool = False,
     head_dtype: str | None = None,
     window: tuple[int, ...] | None = None,
@@ -80,7 +81,8 @@ def export_model(
     small and restored to float32 at session start, computing as fp32: `fp16_weights` or
     `int8_weights` (int8 per output channel, `int8_block`: per that many entries of a channel;
     `int8_calibrate`: a scripts/build-corpus directory whose training lines calibrate GPTQ rounding;
-    quantize.store_weights_int8). At most one of the three.
+    `int8_scales`: "f32" or "f16", the block scales' type; quantize.store_weights_int8). At most one
+    of the three.
     `head_dtype` (core only): the table type of head.bin, "int8", "f16" or "f32"; default "f32" with
     `fp32`, else "int8".
 
@@ -93,8 +95,10 @@ def export_model(
         raise ValueError(f"--head-dtype {head_dtype} needs --graph core (only the core graph has head.bin)")
     if fp32 + fp16_weights + int8_weights > 1:
         raise ValueError("--fp32, --fp16-weights and --int8-weights exclude each other")
-    if (int8_block is not None or int8_calibrate is not None) and not int8_weights:
-        raise ValueError("--int8-block and --int8-calibrate need --int8-weights")
+    if (int8_block is not None or int8_calibrate is not None or int8_scales != "f32") and not int8_weights:
+        raise ValueError("--int8-block, --int8-calibrate and --int8-scales need --int8-weights")
+    if int8_scales == "f16" and int8_block is None:
+        raise ValueError("--int8-scales f16 needs --int8-block (float16 scales are for per-block scales)")
     if head_dtype is not None and head_dtype not in HEAD_DTYPES:
         raise ValueError(f"--head-dtype must be one of {', '.join(HEAD_DTYPES)}, got {head_dtype!r}")
     model, vocab = load_checkpoint(checkpoint_dir)
@@ -144,7 +148,7 @@ def export_model(
         if int8_calibrate is not None:
             hessians = calibration_hessians(model, proto, int8_calibrate, CALIBRATION_LINES)
             log(f"export-model: GPTQ calibrated on {CALIBRATION_LINES} training lines of {int8_calibrate}")
-        quantization = store_weights_int8(proto, block=int8_block, hessians=hessians)
+        quantization = store_weights_int8(proto, block=int8_block, hessians=hessians, scales=int8_scales)
         if hessians is not None:
             quantization["calibration"] = {"corpus": portable_path(int8_calibrate), "lines": CALIBRATION_LINES}
     else:
@@ -209,6 +213,7 @@ def encoder_form(quantization: dict, pattern: str) -> str:
         return (
             f"int8 weights ({quantization['rounding']} rounding), a scale per "
             f"{'channel' if block is None else f'{block} entries'}"
+            f"{' (float16 scales)' if quantization.get('scales') == 'float16' else ''}"
             f"{f', {len(kept)} fp16' if kept else ''}, computed in fp32"
         )
     return f"dynamic int8 {pattern}"
@@ -264,6 +269,13 @@ def main(argv: list[str] | None = None) -> int:
         help="with --int8-weights: choose the int8 values by GPTQ, from the layers' inputs on "
         f"{CALIBRATION_LINES} training lines of a scripts/build-corpus directory (e.g. .cache/corpus; its "
         "vocabulary must be the model's) instead of rounding each weight to nearest",
+    )
+    parser.add_argument(
+        "--int8-scales",
+        choices=("f32", "f16"),
+        default="f32",
+        help="with --int8-block: the scales' type; f16 halves their bytes (block 4 with f16 scales is the size of "
+        "block 8 with f32 ones)",
     )
     parser.add_argument(
         "--head-dtype",
@@ -332,6 +344,7 @@ def main(argv: list[str] | None = None) -> int:
             int8_weights=args.int8_weights,
             int8_block=args.int8_block,
             int8_calibrate=args.int8_calibrate,
+            int8_scales=args.int8_scales,
             lean=args.lean,
             head_dtype=args.head_dtype,
             window=parse_window(args.window),

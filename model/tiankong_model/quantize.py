@@ -265,13 +265,30 @@ def _rows_are_channels(users: list[onnx.NodeProto]) -> bool:
     return False
 
 
-def quantize_blocks(weight: np.ndarray, block: int | None) -> tuple[np.ndarray, np.ndarray]:
+SCALE_DTYPES = {"f32": np.float32, "f16": np.float16}
+
+
+def stored_scale(scale: np.ndarray, scale_dtype=np.float32) -> np.ndarray:
+    """`scale` (float32, > 0) as stored in `scale_dtype`: float16 rounds up to the next float16 at
+    or above it (so no weight divided by it exceeds the int8 range) and never to 0."""
+    if scale_dtype == np.float32:
+        return scale.astype(np.float32)
+    half = scale.astype(np.float16)
+    low = half.astype(np.float32) < scale
+    half[low] = np.nextafter(half[low], np.float16(np.inf))
+    return half
+
+
+def quantize_blocks(weight: np.ndarray, block: int | None, scale_dtype=np.float32) -> tuple[np.ndarray, np.ndarray]:
     """Symmetric int8 quantization of a [K, N] matrix with one scale per column (block None) or per
     `block` consecutive entries of a column (K divisible by `block`): weight ≈ q * scale, where
     scale is [1, N] per column or [K / block, 1, N] per block against q reshaped [K / block, block, N].
     q is returned [K, N] in -127..127; an all-zero column or block gets scale 1 (its q are 0).
-    Raises ValueError for a block size that does not divide K."""
+    `scale_dtype` np.float16 (blocks only): scales stored as float16 (stored_scale), q rounded
+    against them. Raises ValueError for a block size that does not divide K."""
     if block is None:
+        if scale_dtype != np.float32:
+            raise ValueError("float16 scales need per-block scales (a block size)")
         q, scale = quantize_columns(weight)
         return q, scale.reshape(1, -1)
     rows, cols = weight.shape
@@ -280,7 +297,8 @@ def quantize_blocks(weight: np.ndarray, block: int | None) -> tuple[np.ndarray, 
     blocks = weight.reshape(rows // block, block, cols)
     scale = np.abs(blocks).max(axis=1, keepdims=True).astype(np.float32) / INT8_MAX
     scale[scale == 0] = 1.0
-    q = np.clip(np.rint(blocks / scale), -INT8_MAX, INT8_MAX).astype(np.int8)
+    scale = stored_scale(scale, scale_dtype)
+    q = np.clip(np.rint(blocks / scale.astype(np.float32)), -INT8_MAX, INT8_MAX).astype(np.int8)
     return q.reshape(rows, cols), scale
 
 
@@ -326,6 +344,8 @@ def store_weights_int8(
     keep_fp16: tuple[str, ...] = INT8_KEEP_FP16,
     restore: str = DEFAULT_RESTORE,
     hessians: dict[str, np.ndarray] | None = None,
+    scales: str = "f32",
+    act_order: bool | None = None,
 ) -> dict:
     """Stores every constant float matrix (the selection of store_weights_fp16) as int8 with a
     float32 scale per output channel (`block`: per that many consecutive entries of a channel
@@ -344,12 +364,19 @@ def store_weights_int8(
 
     `hessians` (calibration_hessians): for the MatMul weights named there, the int8 values are
     chosen by GPTQ (gptq_columns) instead of rounding each weight to nearest: the same storage and
-    restore, an output error about half as large on the default model.
+    restore, an output error about half as large on the default model; `act_order` as
+    gptq_columns'. `scales`: "f32" or "f16" (blocks only: half the scale bytes, so block 4 costs
+    what block 8 does with f32 scales; cast to float32 when the session starts, folded too).
 
     Mutates `proto` in place and returns the manifest's "quantization" summary. Raises ValueError
-    for an unknown `restore`, blocks with "dequantize-linear", or a block not dividing a matrix."""
+    for an unknown `restore` or `scales`, blocks with "dequantize-linear", f16 scales without
+    blocks, or a block not dividing a matrix."""
     if restore not in RESTORES:
         raise ValueError(f"unknown restore {restore!r}; choose one of {RESTORES}")
+    if scales not in SCALE_DTYPES:
+        raise ValueError(f"unknown scale type {scales!r}; choose one of {', '.join(SCALE_DTYPES)}")
+    if scales == "f16" and block is None:
+        raise ValueError("float16 scales need per-block scales (--int8-block)")
     if block is not None and restore != "cast-mul":
         raise ValueError("per-block scales need restore='cast-mul' (DequantizeLinear blocks need opset 21)")
     graph = proto.graph
@@ -362,7 +389,9 @@ def store_weights_int8(
             half.append(init.name)
             continue
         hessian = (hessians or {}).get(init.name)
-        restores += _store_int8(graph, init, array, _rows_are_channels(users), block, restore, hessian)
+        restores += _store_int8(
+            graph, init, array, _rows_are_channels(users), block, restore, hessian, SCALE_DTYPES[scales], act_order
+        )
         int8.append(init.name)
         gptq += hessian is not None
     nodes = restores + list(graph.node)  # restores first: their outputs keep the old initializer names
@@ -376,7 +405,9 @@ def store_weights_int8(
         ),
         "activations": "float32",
         "block": block,
+        **({"scales": "float16"} if scales == "f16" else {}),
         "rounding": "gptq" if gptq else "nearest",
+        **({"act_order": act_order if act_order is not None else block is None} if gptq else {}),
         **({"gptq_matrices": gptq} if gptq else {}),
         "restore": restore,
         "int8_matrices": len(int8),
@@ -392,15 +423,17 @@ def _store_int8(
     block: int | None,
     restore: str,
     hessian: np.ndarray | None = None,
+    scale_dtype=np.float32,
+    act_order: bool | None = None,
 ) -> list[onnx.NodeProto]:
     """Replaces `init` by its int8 form and scales (GPTQ with `hessian`, a MatMul weight's); returns
     the nodes restoring it under its name."""
     name = init.name
     # Quantized as [reduction, channel]: transposed when the rows are the channels.
     if hessian is not None and not rows_are_channels:
-        q, scale = gptq_columns(array, hessian, block)
+        q, scale = gptq_columns(array, hessian, block, act_order=act_order, scale_dtype=scale_dtype)
     else:
-        q, scale = quantize_blocks(array.T if rows_are_channels else array, block)
+        q, scale = quantize_blocks(array.T if rows_are_channels else array, block, scale_dtype)
     if rows_are_channels:
         q = q.T
         scale = scale.T if block is None else scale.transpose(2, 0, 1)  # [R, 1] or [R, C / block, 1]
@@ -416,12 +449,17 @@ def _store_int8(
         axis = 0 if rows_are_channels else 1
         return [helper.make_node("DequantizeLinear", [q_name, s_name, zero.name], [name], name=name + ".dq", axis=axis)]
     graph.initializer.append(numpy_helper.from_array(np.ascontiguousarray(scale), s_name))
+    widen = []
+    if scale.dtype != np.float32:  # float16 scales, widened as the weights are
+        widen = [helper.make_node("Cast", [s_name], [s_name + ".f32"], name=s_name + ".cast", to=TensorProto.FLOAT)]
+        s_name += ".f32"
     cast = helper.make_node("Cast", [q_name], [name + ".f32"], name=name + ".cast", to=TensorProto.FLOAT)
     if block is None:
         return [cast, helper.make_node("Mul", [name + ".f32", s_name], [name], name=name + ".scale")]
     shape = numpy_helper.from_array(np.array(array.shape, np.int64), name + ".shape")
     graph.initializer.append(shape)
     return [
+        *widen,
         cast,
         helper.make_node("Mul", [name + ".f32", s_name], [name + ".blocks"], name=name + ".scale"),
         helper.make_node("Reshape", [name + ".blocks", shape.name], [name], name=name + ".reshape"),
@@ -429,27 +467,44 @@ def _store_int8(
 
 
 def gptq_columns(
-    weight: np.ndarray, hessian: np.ndarray, block: int | None = None, damp: float = 0.01
+    weight: np.ndarray,
+    hessian: np.ndarray,
+    block: int | None = None,
+    damp: float = 0.01,
+    act_order: bool | None = None,
+    scale_dtype=np.float32,
 ) -> tuple[np.ndarray, np.ndarray]:
     """GPTQ (Frantar et al. 2022) for a MatMul weight [K, N] read as x @ weight: int8 values and
     scales in quantize_blocks' layout that keep x @ dequantised close to x @ weight for inputs with
     second moments `hessian` (E[x x^T], [K, K]), where rounding each weight to nearest only keeps
     each weight close. The K input rows are quantized in turn, each one's rounding error pushed onto
-    the rows not yet quantized through the inverse Hessian's Cholesky factor. Per channel (block
-    None): a scale per column from the weight's own maximum, rows in order of decreasing input
-    energy ("act order"); per block: each block's scale from its weights as updated so far, rows
-    in order. `damp` × mean diagonal is added to the Hessian (inputs that never vary). Raises
-    ValueError for a block not dividing K."""
+    the rows not yet quantized through the inverse Hessian's Cholesky factor. `act_order` (default:
+    on per channel, off per block): rows in order of decreasing input energy, so that the rows
+    that matter most are rounded first and the later ones absorb their error. Scales: per channel
+    (block None), a scale per column from the weight's own maximum; per block in row order, each
+    block's scale from its weights as updated so far; per block with act order, each block's scale
+    fixed beforehand from the original weights ("static groups": a block's rows are not
+    consecutive in that order; updated weights beyond the scale clip to ±127). `damp` × mean
+    diagonal is added to the Hessian (inputs that never vary). `scale_dtype` as quantize_blocks'
+    (the scales are returned in it). Raises ValueError for a block not dividing K, or float16
+    scales per channel."""
     rows, cols = weight.shape
     if block is not None and (block <= 0 or rows % block):
         raise ValueError(f"block size {block} does not divide the reduction axis ({rows})")
+    if block is None and scale_dtype != np.float32:
+        raise ValueError("float16 scales need per-block scales (a block size)")
     w = weight.astype(np.float64).copy()
     h = hessian.astype(np.float64).copy()
     dead = np.diag(h) == 0  # inputs that are always 0: their weights do not matter
     h[dead, dead] = 1.0
     w[dead] = 0.0
     h += damp * np.mean(np.diag(h)) * np.eye(rows)
-    order = np.argsort(-np.diag(h), kind="stable") if block is None else np.arange(rows)
+    if act_order is None:
+        act_order = block is None
+    static = block is not None and act_order
+    if static:  # [K / block, N], as quantize_blocks computes them, as stored
+        fixed = quantize_blocks(w.astype(np.float32), block, scale_dtype)[1][:, 0, :].astype(np.float64)
+    order = np.argsort(-np.diag(h), kind="stable") if act_order else np.arange(rows)
     w, h = w[order], h[np.ix_(order, order)]
     # Upper Cholesky factor of H^-1: row i's error spreads to rows > i by u[i, i + 1:] / u[i, i].
     u = np.linalg.cholesky(np.linalg.inv(h)).T
@@ -457,29 +512,50 @@ def gptq_columns(
     scales = []
     scale = None
     for i in range(rows):
-        if scale is None or (block is not None and i % block == 0):
+        if static:
+            scale = fixed[order[i] // block]
+        elif scale is None or (block is not None and i % block == 0):
             part = w if block is None else w[i : i + block]
-            scale = np.abs(part).max(axis=0) / INT8_MAX
+            scale = (np.abs(part).max(axis=0) / INT8_MAX).astype(np.float32)
             scale[scale == 0] = 1.0
-            scale = scale.astype(np.float32).astype(np.float64)  # the scale as stored
+            scale = stored_scale(scale, scale_dtype).astype(np.float64)  # the scale as stored
             scales.append(scale)
         q[i] = np.clip(np.rint(w[i] / scale), -INT8_MAX, INT8_MAX)
         error = (w[i] - q[i] * scale) / u[i, i]
         w[i + 1 :] -= np.outer(u[i, i + 1 :], error)
     inverse = np.argsort(order)
-    stacked = np.stack(scales).astype(np.float32)
+    if static:
+        return q[inverse], fixed.astype(scale_dtype).reshape(rows // block, 1, cols)
+    stacked = np.stack(scales).astype(scale_dtype)
     if block is None:
         return q[inverse], stacked.reshape(1, cols)
     return q[inverse], stacked.reshape(rows // block, 1, cols)
 
 
 def calibration_hessians(model, proto: onnx.ModelProto, corpus_dir, lines: int = 2000, seed: int = 0) -> dict:
-    """E[x x^T] of the input x of every MatMul weight of `proto` (an fp32 export of `model`),
-    measured by running `model` (torch) on `lines` random lines of the training split of
+    """E[x x^T] of the input x of every MatMul weight of `proto` (an fp32 export of `model`):
+    linear_input_hessians, keyed by initializer name (matched by value: each nn.Linear weight,
+    transposed, is one initializer). Raises ValueError as linear_input_hessians does."""
+    by_value = {}
+    for init in proto.graph.initializer:
+        if init.data_type == TensorProto.FLOAT and len(init.dims) == 2:
+            by_value.setdefault(tuple(init.dims), []).append((init.name, numpy_helper.to_array(init)))
+    modules = dict(model.named_modules())
+    hessians = {}
+    for module_name, hessian in linear_input_hessians(model, corpus_dir, lines, seed).items():
+        weight_t = modules[module_name].weight.detach().float().numpy().T
+        name = next((n for n, a in by_value.get(weight_t.shape, []) if np.array_equal(a, weight_t)), None)
+        if name is not None:
+            hessians[name] = hessian
+    return hessians
+
+
+def linear_input_hessians(model, corpus_dir, lines: int = 2000, seed: int = 0) -> dict:
+    """E[x x^T] of the input x of every nn.Linear of `model` (torch, a tiankong checkpoint's),
+    keyed by module name, measured by running it on `lines` random lines of the training split of
     scripts/build-corpus's `corpus_dir` ([CLS] line [SEP], at most 128 tokens, one content token
-    masked, as the runtime sees them), over their real tokens. Keys are the initializer names
-    (matched by value: each nn.Linear weight, transposed, is one initializer). Raises ValueError
-    when the corpus was tokenized with another vocabulary than the model's."""
+    masked, as the runtime sees them), over their real tokens. Raises ValueError when the corpus
+    was tokenized with another vocabulary than the model's."""
     from pathlib import Path
 
     import torch
@@ -503,20 +579,12 @@ def calibration_hessians(model, proto: onnx.ModelProto, corpus_dir, lines: int =
         if len(content):
             ids[rng.choice(content)] = mask_id
             sequences.append(ids)
-    by_value = {}
-    for init in proto.graph.initializer:
-        if init.data_type == TensorProto.FLOAT and len(init.dims) == 2:
-            by_value.setdefault(tuple(init.dims), []).append((init.name, numpy_helper.to_array(init)))
     sums: dict[str, np.ndarray] = {}
     counts: dict[str, int] = {}
     state = {}
     hooks = []
-    for module in model.modules():
+    for name, module in model.named_modules():
         if not isinstance(module, torch.nn.Linear):
-            continue
-        weight_t = module.weight.detach().float().numpy().T
-        name = next((n for n, a in by_value.get(weight_t.shape, []) if np.array_equal(a, weight_t)), None)
-        if name is None:
             continue
 
         def hook(_module, inputs, _output, name=name):
