@@ -588,7 +588,7 @@ def test_int8_calibrate_chooses_the_values_by_gptq(tiny_checkpoint, batches, tmp
         tiny_checkpoint, tmp_path / "gptq", int8_weights=True, int8_calibrate=corpus, log=lambda *_: None
     )
     quantization = manifest["quantization"]
-    assert quantization["rounding"] == "gptq"
+    assert quantization["rounding"] == "gptq" and quantization["act_order"] is True
     assert quantization["gptq_matrices"] == 6 * 2 == quantization["int8_matrices"] - 1  # not the word table
     assert quantization["calibration"] == {"corpus": "corpus", "lines": 2000}
     assert json.loads((tmp_path / "nearest" / "model.json").read_text())["quantization"]["rounding"] == "nearest"

@@ -65,7 +65,7 @@ def test_gptq_act_order_with_blocks_keeps_the_nearest_scales_and_lowers_the_outp
     def error(q, scale):
         return np.linalg.norm(x @ ((q.reshape(4, 16, 24) * scale).reshape(64, 24) - weight))
 
-    in_order_q, in_order_scale = gptq_columns(weight, hessian, 16)
+    in_order_q, in_order_scale = gptq_columns(weight, hessian, 16, act_order=False)
     assert error(q, scale) < 0.7 * error(nearest_q, nearest_scale)
     assert error(q, scale) < error(in_order_q, in_order_scale) * 1.1  # no worse than in row order
 
@@ -79,9 +79,9 @@ def test_gptq_lowers_the_output_error_and_matches_nearest_rounding_for_white_inp
     mixing = rng.normal(size=(64, 64)) * np.linspace(3, 0.1, 64)
     x = rng.normal(size=(4000, 64)) @ mixing
     hessian = x.T @ x / len(x)
-    for block in (None, 16):
+    for block, act_order in ((None, True), (None, False), (16, True), (16, False)):
         nearest_q, nearest_scale = quantize_blocks(weight, block)
-        q, scale = gptq_columns(weight, hessian, block)
+        q, scale = gptq_columns(weight, hessian, block, act_order=act_order)
         assert q.dtype == np.int8 and q.shape == weight.shape and scale.shape == nearest_scale.shape
         assert np.abs(q).max() <= 127
 
@@ -91,7 +91,7 @@ def test_gptq_lowers_the_output_error_and_matches_nearest_rounding_for_white_inp
         nearest_error = np.linalg.norm(x @ (restored(nearest_q, nearest_scale) - weight))
         assert np.linalg.norm(x @ (restored(q, scale) - weight)) < 0.7 * nearest_error
         # With uncorrelated inputs of equal energy nothing is gained by moving errors: nearest rounding.
-        white_q, _ = gptq_columns(weight, np.eye(64), block)
+        white_q, _ = gptq_columns(weight, np.eye(64), block, act_order=act_order)
         assert np.abs(white_q.astype(int) - nearest_q).max() <= 1 and (white_q == nearest_q).mean() > 0.999
 
 

@@ -4,8 +4,8 @@ Default: each matrix of a checkpoint alone rounded to int8 (round to nearest, a 
 entries: quantize_blocks, as store_weights_int8 stores it without GPTQ), then all of them.
 `--forms F,F,...`: whole-model forms as `scripts/export-model --int8-weights` stores them — the
 matrices of INT8_KEEP_FP16 and the embedding tables in float16, every other nn.Linear weight int8 —
-with rounding "nearest", "gptq" (GPTQ in row order; per channel, act order) or "gptq-act" (GPTQ in
-act order, static block scales) and a block size ("channel" for a scale per output channel), e.g.
+with rounding "nearest", "gptq-act" (GPTQ in act order, static block scales: what the export
+does) or "gptq" (GPTQ in row order, each block's scale from its weights as updated) and a block size ("channel" for a scale per output channel), e.g.
 `gptq:8,gptq-act:8,gptq:channel,gptq-act:4:f16` (a third part: the scales' type, f32 by default;
 "fp16": every matrix float16, the baseline); GPTQ is calibrated on `--calibrate-lines` training lines, as the
 export is. Either way the top-1 answers at one random masked position per line of the training
@@ -40,7 +40,7 @@ def round_int8(weight: torch.Tensor, block: int | None, scale_dtype=np.float32) 
 
 
 def gptq_int8(
-    weight: torch.Tensor, hessian: np.ndarray, block: int | None, act_order: bool | None, scale_dtype=np.float32
+    weight: torch.Tensor, hessian: np.ndarray, block: int | None, act_order: bool, scale_dtype=np.float32
 ) -> torch.Tensor:
     """`weight` [out, in] as store_weights_int8 stores it with GPTQ (gptq_columns on the [in, out]
     matrix x @ W^T reads), restored to float."""
@@ -170,7 +170,7 @@ def compare_forms(model, params, forms, args, logits, reference, reference_logit
             elif rounding == "nearest":
                 params[name + ".weight"].data = round_int8(weight, block, scale_dtype)
             else:
-                act_order = None if rounding == "gptq" else True
+                act_order = rounding == "gptq-act"
                 params[name + ".weight"].data = gptq_int8(weight, hessians[name], block, act_order, scale_dtype)
         out = logits()
         flips = int((out.argmax(-1) != reference).sum())

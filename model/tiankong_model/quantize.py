@@ -345,7 +345,7 @@ def store_weights_int8(
     restore: str = DEFAULT_RESTORE,
     hessians: dict[str, np.ndarray] | None = None,
     scales: str = "f32",
-    act_order: bool | None = None,
+    act_order: bool = True,
 ) -> dict:
     """Stores every constant float matrix (the selection of store_weights_fp16) as int8 with a
     float32 scale per output channel (`block`: per that many consecutive entries of a channel
@@ -407,7 +407,7 @@ def store_weights_int8(
         "block": block,
         **({"scales": "float16"} if scales == "f16" else {}),
         "rounding": "gptq" if gptq else "nearest",
-        **({"act_order": act_order if act_order is not None else block is None} if gptq else {}),
+        **({"act_order": act_order} if gptq else {}),
         **({"gptq_matrices": gptq} if gptq else {}),
         "restore": restore,
         "int8_matrices": len(int8),
@@ -424,7 +424,7 @@ def _store_int8(
     restore: str,
     hessian: np.ndarray | None = None,
     scale_dtype=np.float32,
-    act_order: bool | None = None,
+    act_order: bool = True,
 ) -> list[onnx.NodeProto]:
     """Replaces `init` by its int8 form and scales (GPTQ with `hessian`, a MatMul weight's); returns
     the nodes restoring it under its name."""
@@ -471,16 +471,17 @@ def gptq_columns(
     hessian: np.ndarray,
     block: int | None = None,
     damp: float = 0.01,
-    act_order: bool | None = None,
+    act_order: bool = True,
     scale_dtype=np.float32,
 ) -> tuple[np.ndarray, np.ndarray]:
     """GPTQ (Frantar et al. 2022) for a MatMul weight [K, N] read as x @ weight: int8 values and
     scales in quantize_blocks' layout that keep x @ dequantised close to x @ weight for inputs with
     second moments `hessian` (E[x x^T], [K, K]), where rounding each weight to nearest only keeps
     each weight close. The K input rows are quantized in turn, each one's rounding error pushed onto
-    the rows not yet quantized through the inverse Hessian's Cholesky factor. `act_order` (default:
-    on per channel, off per block): rows in order of decreasing input energy, so that the rows
-    that matter most are rounded first and the later ones absorb their error. Scales: per channel
+    the rows not yet quantized through the inverse Hessian's Cholesky factor. `act_order` (default):
+    rows in order of decreasing input energy, so that the rows that matter most are rounded first
+    and the later ones absorb their error (default model, validation lines: the rms change of
+    fp32's top-1 margin 7 % lower at block 8 than in row order; docs/int8-weights.md). Scales: per channel
     (block None), a scale per column from the weight's own maximum; per block in row order, each
     block's scale from its weights as updated so far; per block with act order, each block's scale
     fixed beforehand from the original weights ("static groups": a block's rows are not
@@ -499,8 +500,6 @@ def gptq_columns(
     h[dead, dead] = 1.0
     w[dead] = 0.0
     h += damp * np.mean(np.diag(h)) * np.eye(rows)
-    if act_order is None:
-        act_order = block is None
     static = block is not None and act_order
     if static:  # [K / block, N], as quantize_blocks computes them, as stored
         fixed = quantize_blocks(w.astype(np.float32), block, scale_dtype)[1][:, 0, :].astype(np.float64)
