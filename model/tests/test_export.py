@@ -537,8 +537,8 @@ def test_int8_weights_options_are_checked(tiny_checkpoint, tmp_path):
 
 @pytest.mark.parametrize("runtime", ["node", "web"])
 def test_int8_weights_run_the_fp32_kernels(tiny_checkpoint, tmp_path, runtime):
-    """ONNX Runtime folds the int8-weights restores when the session starts: a run executes the same
-    kernels as the fp32 export's, none reading an int8 or float16 tensor (model/tooling/ort-kernels.mjs
+    """ONNX Runtime folds the int8-weights restores (per channel; per block with float16 scales)
+    when the session starts: a run executes the same kernels as the fp32 export's, none reading an int8 or float16 tensor (model/tooling/ort-kernels.mjs
     profiles one run). A per-axis DequantizeLinear restore does not fold with default options (its
     QDQ fusion makes MatMulNBits, which dequantizes every run): the check sees that."""
     import subprocess
@@ -550,6 +550,15 @@ def test_int8_weights_run_the_fp32_kernels(tiny_checkpoint, tmp_path, runtime):
 
     export_model(tiny_checkpoint, tmp_path / "fp32", graph="core", fp32=True, log=lambda *_: None)
     export_model(tiny_checkpoint, tmp_path / "int8", graph="core", int8_weights=True, log=lambda *_: None)
+    export_model(
+        tiny_checkpoint,
+        tmp_path / "int8-f16-blocks",
+        graph="core",
+        int8_weights=True,
+        int8_block=4,
+        int8_scales="f16",
+        log=lambda *_: None,
+    )
     (tmp_path / "dq").mkdir()
     proto = export_fp32(load_checkpoint(tiny_checkpoint)[0], "core")
     store_weights_int8(proto, restore="dequantize-linear")
@@ -565,6 +574,8 @@ def test_int8_weights_run_the_fp32_kernels(tiny_checkpoint, tmp_path, runtime):
 
     fp32, int8 = kernels("fp32"), kernels("int8")
     assert int8["lowPrecisionInputs"] == [] and int8["kernels"] == fp32["kernels"]
+    blocks = kernels("int8-f16-blocks")  # float16 scales are widened and folded too
+    assert blocks["lowPrecisionInputs"] == [] and blocks["kernels"] == fp32["kernels"]
     assert kernels("dq")["lowPrecisionInputs"] != []
     folded = kernels("dq", "--option", "session.disable_quant_qdq=1")
     assert folded["lowPrecisionInputs"] == [] and folded["kernels"] == fp32["kernels"]
