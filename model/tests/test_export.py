@@ -538,9 +538,10 @@ def test_int8_weights_options_are_checked(tiny_checkpoint, tmp_path):
 @pytest.mark.parametrize("runtime", ["node", "web"])
 def test_int8_weights_run_the_fp32_kernels(tiny_checkpoint, tmp_path, runtime):
     """ONNX Runtime folds the int8-weights restores (per channel; per block with float16 scales)
-    when the session starts: a run executes the same kernels as the fp32 export's, none reading an int8 or float16 tensor (model/tooling/ort-kernels.mjs
-    profiles one run). A per-axis DequantizeLinear restore does not fold with default options (its
-    QDQ fusion makes MatMulNBits, which dequantizes every run): the check sees that."""
+    when the session starts: a run executes the same kernels as the fp32 export's, none reading an
+    int8 or float16 tensor (model/tooling/ort-kernels.mjs profiles one run). A per-axis
+    DequantizeLinear restore does not fold with default options (its QDQ fusion makes MatMulNBits,
+    which dequantizes every run): the check sees that."""
     import subprocess
 
     from conftest import REPO_ROOT

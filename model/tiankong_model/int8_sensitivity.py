@@ -5,12 +5,12 @@ entries: quantize_blocks, as store_weights_int8 stores it without GPTQ), then al
 `--forms F,F,...`: whole-model forms as `scripts/export-model --int8-weights` stores them — the
 matrices of INT8_KEEP_FP16 and the embedding tables in float16, every other nn.Linear weight int8 —
 with rounding "nearest", "gptq-act" (GPTQ in act order, static block scales: what the export
-does) or "gptq" (GPTQ in row order, each block's scale from its weights as updated) and a block size ("channel" for a scale per output channel), e.g.
-`gptq:8,gptq-act:8,gptq:channel,gptq-act:4:f16` (a third part: the scales' type, f32 by default;
-"fp16": every matrix float16, the baseline); GPTQ is calibrated on `--calibrate-lines` training lines, as the
-export is. Either way the top-1 answers at one random masked position per line of the training
-validation split are compared with fp32's. Validation lines, not held-out ones: what this finds
-may choose a quantization.
+does) or "gptq" (GPTQ in row order, each block's scale from its weights as updated) and a block
+size ("channel" for a scale per output channel), e.g. `gptq:8,gptq-act:8,gptq-act:4:f16` (a third
+part: the scales' type, f32 by default; "fp16": every matrix float16, the baseline); GPTQ is
+calibrated on `--calibrate-lines` training lines, as the export is. Either way the top-1 answers
+at one random masked position per line of the training validation split are compared with
+fp32's. Validation lines, not held-out ones: what this finds may choose a quantization.
 
     PYTHONPATH=model python3 -m tiankong_model.int8_sensitivity model/default/checkpoint .cache/corpus [--lines 1500]
     PYTHONPATH=model python3 -m tiankong_model.int8_sensitivity CHECKPOINT .cache/corpus --forms gptq:8,gptq-act:8
