@@ -4,6 +4,7 @@ onnxruntime-web (both run the exported file as the app would)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -465,6 +466,7 @@ def test_int8_weights_export_computes_fp32_on_its_dequantised_weights(
     quantization = manifest["quantization"]
     assert quantization["scheme"] == "int8-weights" and quantization["block"] == block
     assert quantization.get("scales") == ("float16" if scales == "f16" else None)
+    assert ("a float16 scale per" if scales == "f16" else "a float32 scale per") in quantization["weights"]
     assert quantization["activations"] == "float32" and quantization["restore"] == "cast-mul"
     assert [n.split(".")[-2] for n in quantization["fp16_matrices"]] == ["position_embeddings", "dense"]
     proto = onnx.load(tmp_path / "int8" / "model.onnx")
@@ -582,18 +584,63 @@ def test_int8_weights_run_the_fp32_kernels(tiny_checkpoint, tmp_path, runtime):
     assert folded["lowPrecisionInputs"] == [] and folded["kernels"] == fp32["kernels"]
 
 
+def write_random_corpus(corpus: Path, vocab: list[str], lines: int = 300) -> Path:
+    """A scripts/build-corpus directory of random token lines (train split) for `vocab`."""
+    corpus.mkdir()
+    (corpus / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    rng = np.random.default_rng(5)
+    lengths = rng.integers(6, 30, lines)
+    rng.integers(5, len(vocab), lengths.sum()).astype(np.uint16).tofile(corpus / "train.ids")
+    np.concatenate([[0], np.cumsum(lengths)]).astype(np.uint32).tofile(corpus / "train.idx")
+    return corpus
+
+
+def test_int8_calibrate_reaches_every_matrix_of_the_lean_geglu_graph(tmp_path, tiny_model):
+    """The lean graph splits a GeGLU Linear into a value and a gate matrix: both get GPTQ with that
+    Linear's inputs (a release shipped with them rounded to nearest: 20 of 28 calibrated)."""
+    from tiankong_model.bert import BertConfig, BertForMaskedLM
+    from tiankong_model.checkpoint import save_checkpoint
+
+    _, vocab = tiny_model
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=96,
+        max_position_embeddings=128,
+        layer_norm_position="pre",
+        projection_bias=False,
+        ffn_type="geglu",
+    )
+    torch.manual_seed(4)
+    save_checkpoint(BertForMaskedLM(config).eval(), vocab, tmp_path / "ckpt")
+    corpus = write_random_corpus(tmp_path / "corpus", vocab)
+    manifest = export_model(
+        tmp_path / "ckpt",
+        tmp_path / "int8",
+        graph="core",
+        lean=True,
+        int8_weights=True,
+        int8_block=4,
+        int8_scales="f16",
+        int8_calibrate=corpus,
+        log=lambda *_: None,
+    )
+    quantization = manifest["quantization"]
+    proto = onnx.load(tmp_path / "int8" / "model.onnx")
+    int8 = [i.name for i in proto.graph.initializer if i.data_type == onnx.TensorProto.INT8]
+    assert any(".gate." in name for name in int8) and any(".value." in name for name in int8)
+    assert quantization["int8_matrices"] == len(int8) == 2 * 7  # q, k, v, out, value, gate, ffn out
+    assert quantization["gptq_matrices"] == quantization["int8_matrices"]
+
+
 def test_int8_calibrate_chooses_the_values_by_gptq(tiny_checkpoint, batches, tmp_path):
     """--int8-calibrate CORPUS_DIR: the layers' inputs on its training lines drive GPTQ; the stored
     form and its restore are those of --int8-weights, the output closer to fp32 than nearest
     rounding's. A corpus of another vocabulary is refused."""
     vocab = (tiny_checkpoint / "vocab.txt").read_text(encoding="utf-8").splitlines()
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    (corpus / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
-    rng = np.random.default_rng(5)
-    lengths = rng.integers(6, 30, 300)
-    rng.integers(5, len(vocab), lengths.sum()).astype(np.uint16).tofile(corpus / "train.ids")
-    np.concatenate([[0], np.cumsum(lengths)]).astype(np.uint32).tofile(corpus / "train.idx")
+    corpus = write_random_corpus(tmp_path / "corpus", vocab)
     export_model(tiny_checkpoint, tmp_path / "fp32", fp32=True, log=lambda *_: None)
     export_model(tiny_checkpoint, tmp_path / "nearest", int8_weights=True, log=lambda *_: None)
     manifest = export_model(

@@ -400,7 +400,8 @@ def store_weights_int8(
     return {
         "scheme": "int8-weights",
         "weights": (
-            f"int8 symmetric, a float32 scale per {f'{block} entries of each ' if block else ''}output channel, "
+            f"int8 symmetric, a {'float16' if scales == 'f16' else 'float32'} scale per "
+            f"{f'{block} entries of each ' if block else ''}output channel, "
             "restored to float32 when the session starts (float16: fp16_matrices)"
         ),
         "activations": "float32",
@@ -533,19 +534,25 @@ def gptq_columns(
 
 def calibration_hessians(model, proto: onnx.ModelProto, corpus_dir, lines: int = 2000, seed: int = 0) -> dict:
     """E[x x^T] of the input x of every MatMul weight of `proto` (an fp32 export of `model`):
-    linear_input_hessians, keyed by initializer name (matched by value: each nn.Linear weight,
-    transposed, is one initializer). Raises ValueError as linear_input_hessians does."""
-    by_value = {}
+    linear_input_hessians, keyed by initializer name, matched by value: an initializer equal to an
+    nn.Linear weight transposed, or to a block of its columns (the lean graph's GeGLU value and
+    gate halves of one Linear: the same input), gets that Linear's. Raises ValueError as
+    linear_input_hessians does."""
+    by_rows: dict[int, list[tuple[str, np.ndarray]]] = {}
     for init in proto.graph.initializer:
         if init.data_type == TensorProto.FLOAT and len(init.dims) == 2:
-            by_value.setdefault(tuple(init.dims), []).append((init.name, numpy_helper.to_array(init)))
+            by_rows.setdefault(init.dims[0], []).append((init.name, numpy_helper.to_array(init)))
     modules = dict(model.named_modules())
     hessians = {}
     for module_name, hessian in linear_input_hessians(model, corpus_dir, lines, seed).items():
         weight_t = modules[module_name].weight.detach().float().numpy().T
-        name = next((n for n, a in by_value.get(weight_t.shape, []) if np.array_equal(a, weight_t)), None)
-        if name is not None:
-            hessians[name] = hessian
+        for name, array in by_rows.get(weight_t.shape[0], []):
+            width = array.shape[1]
+            if weight_t.shape[1] % width == 0 and any(
+                np.array_equal(array, weight_t[:, start : start + width])
+                for start in range(0, weight_t.shape[1], width)
+            ):
+                hessians[name] = hessian
     return hessians
 
 
