@@ -220,15 +220,12 @@ def test_window_settings_reach_model_json(tiny_checkpoint, tmp_path):
         export_model(tiny_checkpoint, tmp_path / "bad", window=(96, 64, 80), log=lambda *_: None)
 
 
-def test_tiankong_block_exports_and_quantizes(tmp_path, tiny_model, batches):
-    """The default model's block (pre-LN, no projection biases, GeGLU) goes through the same
-    export, INT8 quantizer and manifest as Hugging Face's BERT, and matches PyTorch."""
-    from tiankong_model.bert import BertConfig, BertForMaskedLM
-    from tiankong_model.checkpoint import load_checkpoint, save_checkpoint
+def tiankong_block_config(vocab_size: int):
+    """A tiny config of the default model's block: pre-LN, no projection biases, GeGLU."""
+    from tiankong_model.bert import BertConfig
 
-    _, vocab = tiny_model
-    config = BertConfig(
-        vocab_size=len(vocab),
+    return BertConfig(
+        vocab_size=vocab_size,
         hidden_size=64,
         num_hidden_layers=2,
         num_attention_heads=4,
@@ -238,6 +235,16 @@ def test_tiankong_block_exports_and_quantizes(tmp_path, tiny_model, batches):
         projection_bias=False,
         ffn_type="geglu",
     )
+
+
+def test_tiankong_block_exports_and_quantizes(tmp_path, tiny_model, batches):
+    """The default model's block (pre-LN, no projection biases, GeGLU) goes through the same
+    export, INT8 quantizer and manifest as Hugging Face's BERT, and matches PyTorch."""
+    from tiankong_model.bert import BertForMaskedLM
+    from tiankong_model.checkpoint import load_checkpoint, save_checkpoint
+
+    _, vocab = tiny_model
+    config = tiankong_block_config(len(vocab))
     torch.manual_seed(3)
     model = BertForMaskedLM(config).eval()
     with torch.no_grad():
@@ -598,21 +605,11 @@ def write_random_corpus(corpus: Path, vocab: list[str], lines: int = 300) -> Pat
 def test_int8_calibrate_reaches_every_matrix_of_the_lean_geglu_graph(tmp_path, tiny_model):
     """The lean graph splits a GeGLU Linear into a value and a gate matrix: both get GPTQ with that
     Linear's inputs (a release shipped with them rounded to nearest: 20 of 28 calibrated)."""
-    from tiankong_model.bert import BertConfig, BertForMaskedLM
+    from tiankong_model.bert import BertForMaskedLM
     from tiankong_model.checkpoint import save_checkpoint
 
     _, vocab = tiny_model
-    config = BertConfig(
-        vocab_size=len(vocab),
-        hidden_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=96,
-        max_position_embeddings=128,
-        layer_norm_position="pre",
-        projection_bias=False,
-        ffn_type="geglu",
-    )
+    config = tiankong_block_config(len(vocab))
     torch.manual_seed(4)
     save_checkpoint(BertForMaskedLM(config).eval(), vocab, tmp_path / "ckpt")
     corpus = write_random_corpus(tmp_path / "corpus", vocab)
