@@ -146,6 +146,38 @@ def test_weights_only_checkpoint_continues_with_a_rewarm(tmp_path):
     assert json.loads((second / "checkpoint" / "training_state.json").read_text())["tokens_seen"] > state["tokens_seen"]
 
 
+def test_the_most_trained_committed_checkpoint_is_continued_and_progress_never_goes_back(tmp_path):
+    corpus, early, late = tmp_path / "corpus", tmp_path / "early", tmp_path / "late"
+    synthetic_corpus(corpus)
+    assert main(["--corpus", str(corpus), "--out", str(early), *TINY, "--max-steps", "20"]) == 0
+    assert main(["--corpus", str(corpus), "--out", str(late), *TINY, "--max-steps", "60"]) == 0
+    release, progress = tmp_path / "release", tmp_path / "progress"
+    script = [str(REPO_ROOT / "scripts" / "save-training-progress")]
+
+    def run(ckpt):
+        return subprocess.run([*script, str(ckpt / "checkpoint"), str(progress)], capture_output=True, text=True)
+
+    model, vocab = load_checkpoint(early / "checkpoint")
+    save_weights_dir(model, vocab, json.loads((early / "checkpoint" / "training_state.json").read_text()), release)
+
+    saved = run(late)
+    assert saved.returncode == 0, saved.stderr
+    late_tokens = json.loads((late / "checkpoint" / "training_state.json").read_text())["tokens_seen"]
+    assert json.loads((progress / "training_state.json").read_text())["tokens_seen"] == late_tokens
+    assert f"{late_tokens / 1e6:.1f} M tokens" in saved.stdout
+    before = (progress / "model.safetensors").read_bytes()
+    refused = run(early)  # an older run must not overwrite later progress
+    assert refused.returncode != 0 and "holds a later run" in refused.stderr
+    assert (progress / "model.safetensors").read_bytes() == before
+
+    # Given both (and one that does not exist), training continues from the later one: step 60 on.
+    resumed = tmp_path / "resumed"
+    args = ["--corpus", str(corpus), "--out", str(resumed), "--threads", "1", "--bf16", "off", "--rewarm-steps", "5"]
+    assert main([*args, "--init-from", str(release), str(tmp_path / "absent"), str(progress), "--max-steps", "65"]) == 0
+    assert [e["step"] for e in read_log(resumed) if e.get("final")] == [65]
+    assert json.loads((resumed / "checkpoint" / "training_state.json").read_text())["segments"][-1]["start_step"] == 60
+
+
 def test_a_finished_run_given_more_tokens_rewarms(tmp_path, capsys):
     corpus, out = tmp_path / "corpus", tmp_path / "out"
     synthetic_corpus(corpus)

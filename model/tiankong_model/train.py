@@ -12,7 +12,8 @@ The recipe (see model/default/README.md for the probes behind each choice):
   budget ("warmup-stable-decay": a run stopped in the constant phase loses nothing by pausing);
 - resumable three ways: from the local full checkpoint (.cache/train/default/checkpoint, with the
   optimizer state), from a weights-only checkpoint committed to the repo (`--init-from
-  model/default/checkpoint`: bf16 weights + training_state.json; the AdamW moments are rebuilt
+  model/default/checkpoint model/progress/checkpoint`: the one that has seen more tokens; bf16
+  weights + training_state.json; the AdamW moments are rebuilt
   during a short re-warm-up of `--rewarm-steps` steps, because a fresh Adam with the full learning
   rate would take oversized first steps), or fresh;
 - the recipe is stored in the checkpoint; a resumed run keeps it unless an option is given again
@@ -160,6 +161,20 @@ def evaluate(model: BertForMaskedLM, batches: list[tuple[torch.Tensor, ...]], de
     }
 
 
+def most_trained(directories: list[Path]) -> Path | None:
+    """The weights-only checkpoint among `directories` whose training_state.json has seen the most
+    tokens (the first on a tie); None when none has one. Why: a release's checkpoint and the
+    progress snapshot of a run stopped between releases are both committed, and either may be ahead."""
+    best, best_tokens = None, -1
+    for directory in directories:
+        state_file = Path(directory) / "training_state.json"
+        if state_file.is_file():
+            tokens = json.loads(state_file.read_text()).get("tokens_seen", 0)
+            if tokens > best_tokens:
+                best, best_tokens = Path(directory), tokens
+    return best
+
+
 def save_checkpoint(directory: Path, model: BertForMaskedLM, vocab: list[str], state: dict, optimizer) -> None:
     """Writes an HF-format checkpoint (config.json, vocab.txt, pytorch_model.bin, tokenizer_config.json)
     plus training state, atomically (write to a temp dir, then rename), so an interrupted save never
@@ -292,7 +307,10 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, dict]:
     p.add_argument(
         "--init-from",
         type=Path,
-        help="weights-only checkpoint to continue from when --out has no checkpoint (e.g. model/default/checkpoint)",
+        nargs="+",
+        metavar="DIR",
+        help="weights-only checkpoints to continue from when --out has no checkpoint (e.g. model/default/checkpoint "
+        "model/progress/checkpoint): the one that has seen the most tokens; missing ones are skipped",
     )
     p.add_argument(
         "--hours", type=float, help="stop this run after this much wall-clock time (the schedule is in tokens)"
@@ -430,11 +448,11 @@ def main(argv: list[str] | None = None) -> int:
         origin = f"local checkpoint {ckpt}"
         stored_budget = state["recipe"].get("tokens", 0)
         finished_budget = stored_budget if state["tokens_seen"] >= stored_budget else None
-    elif args.init_from is not None and (args.init_from / "training_state.json").exists():
-        state.update(json.loads((args.init_from / "training_state.json").read_text()))
-        weights = load_weights_dir(args.init_from)
+    elif (init_from := most_trained(args.init_from or [])) is not None:
+        state.update(json.loads((init_from / "training_state.json").read_text()))
+        weights = load_weights_dir(init_from)
         rewarm_from = state["step"]
-        origin = f"weights-only checkpoint {args.init_from} (optimizer rebuilt, {args.rewarm_steps}-step re-warm-up)"
+        origin = f"weights-only checkpoint {init_from} (optimizer rebuilt, {args.rewarm_steps}-step re-warm-up)"
     if weights is not None and state.get("vocab_sha256") != vocab_sha256:
         print(
             f"train: the checkpoint was trained with another vocab ({state.get('vocab_sha256')}) than "
