@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
+    // The shared test models, generated before the workers start (why: tests/harness/global-setup.ts).
+    globalSetup: ['tests/harness/global-setup.ts'],
     // Parity suites tokenize ~100k inputs twice (native tool and HF) on a 2-core machine.
     testTimeout: 600_000,
     hookTimeout: 600_000,
