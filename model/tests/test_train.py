@@ -146,7 +146,7 @@ def test_weights_only_checkpoint_continues_with_a_rewarm(tmp_path):
     assert json.loads((second / "checkpoint" / "training_state.json").read_text())["tokens_seen"] > state["tokens_seen"]
 
 
-def test_the_most_trained_committed_checkpoint_is_continued_and_progress_never_goes_back(tmp_path):
+def test_the_most_trained_committed_checkpoint_is_continued_and_progress_never_goes_back(tmp_path, capsys):
     corpus, early, late = tmp_path / "corpus", tmp_path / "early", tmp_path / "late"
     synthetic_corpus(corpus)
     assert main(["--corpus", str(corpus), "--out", str(early), *TINY, "--max-steps", "20"]) == 0
@@ -176,6 +176,14 @@ def test_the_most_trained_committed_checkpoint_is_continued_and_progress_never_g
     assert main([*args, "--init-from", str(release), str(tmp_path / "absent"), str(progress), "--max-steps", "65"]) == 0
     assert [e["step"] for e in read_log(resumed) if e.get("final")] == [65]
     assert json.loads((resumed / "checkpoint" / "training_state.json").read_text())["segments"][-1]["start_step"] == 60
+
+    # A local run behind the committed snapshot (an old .cache beside a newer clone) gives way to it.
+    behind = tmp_path / "behind"
+    assert main(["--corpus", str(corpus), "--out", str(behind), *TINY, "--max-steps", "10"]) == 0
+    assert main([*args[:2], "--out", str(behind), *args[4:], "--init-from", str(progress), "--max-steps", "62"]) == 0
+    assert "more than the local checkpoint" in capsys.readouterr().out
+    state = json.loads((behind / "checkpoint" / "training_state.json").read_text())
+    assert state["step"] == 62 and state["segments"][-1]["start_step"] == 60
 
 
 def test_a_finished_run_given_more_tokens_rewarms(tmp_path, capsys):

@@ -11,7 +11,7 @@ The recipe (see model/default/README.md for the probes behind each choice):
   machine: linear warm-up, a constant phase, then a linear decay over the last 20% of the token
   budget ("warmup-stable-decay": a run stopped in the constant phase loses nothing by pausing);
 - resumable three ways: from the local full checkpoint (.cache/train/default/checkpoint, with the
-  optimizer state), from a weights-only checkpoint committed to the repo (`--init-from
+  optimizer state; unless a committed one given to --init-from has seen more tokens), from a weights-only checkpoint committed to the repo (`--init-from
   model/default/checkpoint model/progress/checkpoint`: the one that has seen more tokens; bf16
   weights + training_state.json; the AdamW moments are rebuilt
   during a short re-warm-up of `--rewarm-steps` steps, because a fresh Adam with the full learning
@@ -30,6 +30,7 @@ import json
 import math
 import os
 import platform
+import shutil
 import signal
 import sys
 import time
@@ -440,6 +441,19 @@ def main(argv: list[str] | None = None) -> int:
     rewarm_from = None  # step at which a re-warm-up started (no optimizer state, or a finished run extended)
     finished_budget = None  # the token budget a resumed local run had already completed
     weights = None
+    committed = most_trained(args.init_from or [])
+    local_state = ckpt / "training_state.json"
+    if (ckpt / "training_state.pt").exists() and committed is not None and local_state.is_file():
+        # A machine with an old local run and a newer snapshot pulled from the repository: progress
+        # outweighs the optimizer moments a re-warm-up rebuilds.
+        local_tokens = json.loads(local_state.read_text()).get("tokens_seen", 0)
+        committed_tokens = json.loads((committed / "training_state.json").read_text()).get("tokens_seen", 0)
+        if committed_tokens > local_tokens:
+            print(
+                f"train: {committed} has seen {committed_tokens / 1e6:.1f} M tokens, more than the local checkpoint "
+                f"{ckpt} ({local_tokens / 1e6:.1f} M): continuing from it (the local optimizer state is dropped)"
+            )
+            shutil.rmtree(ckpt)
     if (ckpt / "training_state.pt").exists():
         saved = torch.load(ckpt / "training_state.pt")
         optimizer_state = saved.pop("optimizer")
@@ -448,7 +462,7 @@ def main(argv: list[str] | None = None) -> int:
         origin = f"local checkpoint {ckpt}"
         stored_budget = state["recipe"].get("tokens", 0)
         finished_budget = stored_budget if state["tokens_seen"] >= stored_budget else None
-    elif (init_from := most_trained(args.init_from or [])) is not None:
+    elif (init_from := committed) is not None:
         state.update(json.loads((init_from / "training_state.json").read_text()))
         weights = load_weights_dir(init_from)
         rewarm_from = state["step"]
