@@ -11,11 +11,12 @@ The recipe (see model/default/README.md for the probes behind each choice):
   machine: linear warm-up, a constant phase, then a linear decay over the last 20% of the token
   budget ("warmup-stable-decay": a run stopped in the constant phase loses nothing by pausing);
 - resumable three ways: from the local full checkpoint (.cache/train/default/checkpoint, with the
-  optimizer state; unless a committed one given to --init-from has seen more tokens), from a weights-only checkpoint committed to the repo (`--init-from
-  model/default/checkpoint model/progress/checkpoint`: the one that has seen more tokens; bf16
-  weights + training_state.json; the AdamW moments are rebuilt
-  during a short re-warm-up of `--rewarm-steps` steps, because a fresh Adam with the full learning
-  rate would take oversized first steps), or fresh;
+  optimizer state; unless a committed one given to --init-from has seen more tokens), from a
+  weights-only checkpoint committed to the repo (`--init-from model/default/checkpoint
+  model/progress/checkpoint`: the one that has seen more tokens; bf16 weights +
+  training_state.json; the AdamW moments are rebuilt during a short re-warm-up of
+  `--rewarm-steps` steps, because a fresh Adam with the full learning rate would take oversized
+  first steps), or fresh;
 - the recipe is stored in the checkpoint; a resumed run keeps it unless an option is given again
   on the command line.
 - `--device cuda` runs the same recipe with bf16 autocast on a GPU (PyTorch 1.13 and 2.x).
