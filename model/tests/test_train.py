@@ -172,15 +172,19 @@ def test_the_most_trained_committed_checkpoint_is_continued_and_progress_never_g
 
     # Given both (and one that does not exist), training continues from the later one: step 60 on.
     resumed = tmp_path / "resumed"
-    args = ["--corpus", str(corpus), "--out", str(resumed), "--threads", "1", "--bf16", "off", "--rewarm-steps", "5"]
-    assert main([*args, "--init-from", str(release), str(tmp_path / "absent"), str(progress), "--max-steps", "65"]) == 0
+
+    def resume(out, *init_from, steps):
+        args = ["--corpus", str(corpus), "--out", str(out), "--threads", "1", "--bf16", "off", "--rewarm-steps", "5"]
+        return main([*args, "--init-from", *map(str, init_from), "--max-steps", str(steps)])
+
+    assert resume(resumed, release, tmp_path / "absent", progress, steps=65) == 0
     assert [e["step"] for e in read_log(resumed) if e.get("final")] == [65]
     assert json.loads((resumed / "checkpoint" / "training_state.json").read_text())["segments"][-1]["start_step"] == 60
 
     # A local run behind the committed snapshot (an old .cache beside a newer clone) gives way to it.
     behind = tmp_path / "behind"
     assert main(["--corpus", str(corpus), "--out", str(behind), *TINY, "--max-steps", "10"]) == 0
-    assert main([*args[:2], "--out", str(behind), *args[4:], "--init-from", str(progress), "--max-steps", "62"]) == 0
+    assert resume(behind, progress, steps=62) == 0
     assert "more than the local checkpoint" in capsys.readouterr().out
     state = json.loads((behind / "checkpoint" / "training_state.json").read_text())
     assert state["step"] == 62 and state["segments"][-1]["start_step"] == 60

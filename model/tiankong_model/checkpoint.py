@@ -17,7 +17,7 @@ from .bert import BertConfig, BertForMaskedLM
 from .safetensors import save_safetensors
 from .vocab import read_vocab, special_token_ids, write_vocab
 from .weights import INDEX_FILE as INDEX_NAME
-from .weights import load_weights_dir
+from .weights import load_weights_dir, save_weights_dir
 
 BIN_NAME = "pytorch_model.bin"
 SAFETENSORS_NAME = "model.safetensors"
@@ -186,3 +186,15 @@ def save_checkpoint(
     if "safetensors" in formats:
         untied = {k: v.clone() for k, v in state.items() if k not in _TIED_KEYS}
         save_safetensors(untied, directory / SAFETENSORS_NAME, metadata={"format": "pt"})
+
+
+def save_weights_only(checkpoint_dir: str | Path, out_dir: str | Path) -> tuple[list[str], int]:
+    """Writes a training checkpoint in the committed weights-only form (bf16 safetensors, config,
+    vocab and its training_state.json, which scripts/train-default-model continues from) to
+    `out_dir`, replacing it; returns (file names, total bytes). Used for a release's
+    model/default/checkpoint and for model/progress/checkpoint."""
+    checkpoint_dir, out_dir = Path(checkpoint_dir), Path(out_dir)
+    model, vocab = load_checkpoint(checkpoint_dir)
+    state = json.loads((checkpoint_dir / "training_state.json").read_text())
+    files = save_weights_dir(model, vocab, state, out_dir, dtype=torch.bfloat16)
+    return files, sum((out_dir / f).stat().st_size for f in files)

@@ -31,7 +31,6 @@ import json
 import math
 import os
 import platform
-import shutil
 import signal
 import sys
 import time
@@ -51,7 +50,7 @@ from .train_data import (
     parse_oversampling,
     single_line_rows,
 )
-from .weights import load_weights_dir, save_weights_dir
+from .weights import load_weights_dir, save_weights_dir, tokens_seen
 
 # The recipe: every option that defines what is trained (a resumed run keeps the stored values).
 RECIPE_DEFAULTS = {
@@ -164,17 +163,11 @@ def evaluate(model: BertForMaskedLM, batches: list[tuple[torch.Tensor, ...]], de
 
 
 def most_trained(directories: list[Path]) -> Path | None:
-    """The weights-only checkpoint among `directories` whose training_state.json has seen the most
-    tokens (the first on a tie); None when none has one. Why: a release's checkpoint and the
-    progress snapshot of a run stopped between releases are both committed, and either may be ahead."""
-    best, best_tokens = None, -1
-    for directory in directories:
-        state_file = Path(directory) / "training_state.json"
-        if state_file.is_file():
-            tokens = json.loads(state_file.read_text()).get("tokens_seen", 0)
-            if tokens > best_tokens:
-                best, best_tokens = Path(directory), tokens
-    return best
+    """The weights-only checkpoint among `directories` that has seen the most tokens (the first on a
+    tie); None when none has a training_state.json. Why: a release's checkpoint and the progress
+    snapshot of a run stopped between releases are both committed, and either may be ahead."""
+    seen = [(tokens, Path(d)) for d in directories if (tokens := tokens_seen(d)) is not None]
+    return max(seen, key=lambda pair: pair[0], default=(None, None))[1]
 
 
 def save_checkpoint(directory: Path, model: BertForMaskedLM, vocab: list[str], state: dict, optimizer) -> None:
@@ -443,19 +436,17 @@ def main(argv: list[str] | None = None) -> int:
     finished_budget = None  # the token budget a resumed local run had already completed
     weights = None
     committed = most_trained(args.init_from or [])
-    local_state = ckpt / "training_state.json"
-    if (ckpt / "training_state.pt").exists() and committed is not None and local_state.is_file():
+    resume_local = (ckpt / "training_state.pt").exists()
+    if resume_local and committed is not None and (tokens_seen(committed) or 0) > (tokens_seen(ckpt) or 0):
         # A machine with an old local run and a newer snapshot pulled from the repository: progress
-        # outweighs the optimizer moments a re-warm-up rebuilds.
-        local_tokens = json.loads(local_state.read_text()).get("tokens_seen", 0)
-        committed_tokens = json.loads((committed / "training_state.json").read_text()).get("tokens_seen", 0)
-        if committed_tokens > local_tokens:
-            print(
-                f"train: {committed} has seen {committed_tokens / 1e6:.1f} M tokens, more than the local checkpoint "
-                f"{ckpt} ({local_tokens / 1e6:.1f} M): continuing from it (the local optimizer state is dropped)"
-            )
-            shutil.rmtree(ckpt)
-    if (ckpt / "training_state.pt").exists():
+        # outweighs the optimizer moments a re-warm-up rebuilds. (The next save replaces the old run.)
+        print(
+            f"train: {committed} has seen {tokens_seen(committed) / 1e6:.1f} M tokens, more than the local "
+            f"checkpoint {ckpt} ({(tokens_seen(ckpt) or 0) / 1e6:.1f} M): continuing from it (its optimizer "
+            "state is not kept)"
+        )
+        resume_local = False
+    if resume_local:
         saved = torch.load(ckpt / "training_state.pt")
         optimizer_state = saved.pop("optimizer")
         state.update(saved)

@@ -108,3 +108,12 @@ def load_weights_dir(directory: Path) -> dict[str, torch.Tensor]:
     else:
         raise ValueError(f"{directory}: no {SINGLE_FILE} or {INDEX_FILE}")
     return {k: v.float() for k, v in raw.items()}
+
+
+def tokens_seen(checkpoint_dir: str | Path) -> int | None:
+    """Tokens a training checkpoint (local or weights-only) has seen, from its training_state.json;
+    None when the directory has none."""
+    state_file = Path(checkpoint_dir) / "training_state.json"
+    if not state_file.is_file():
+        return None
+    return json.loads(state_file.read_text()).get("tokens_seen", 0)
