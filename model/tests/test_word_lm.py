@@ -3,7 +3,7 @@
 import struct
 
 import numpy as np
-from tiankong_model.word_lm import BOUNDARY, WordTrigramModel, read_words
+from tiankong_model.word_lm import BOUNDARY, WordTrigramModel, collocation_weight, collocations, read_words
 
 DUMP = """\\0-gram\\1
   0.000005   0.0000001 (0,0)
@@ -43,3 +43,18 @@ def test_parse_and_sample():
     sentences = [model.sentence(rng) for _ in range(200)]
     assert [70, 71] in sentences
     assert all(len(s) <= 40 for s in sentences)
+
+
+def test_collocations_weigh_expected_counts_and_keep_han_words_only():
+    dump = DUMP.replace("\\3-gram\\1\n", "\\3-gram\\2\n       70        71        72   0.5 (1,0)\n").replace(
+        "\\2-gram\\3\n", "\\2-gram\\4\n       71        72   0.1   1.0 (1,2)\n"
+    )
+    words = [""] * 70 + ["今天", "好", "abc"]
+    found = dict(collocations(dump.splitlines(), words, corpus_words=8))
+    # 今天好: 8 x P(今天)=0.25 x P(好|今天)=1.0 = 2; the boundary (0) and the non-Han "abc" never enter.
+    assert found == {"今天好": 2.0}
+    words[72] = "啊"
+    found = dict(collocations(dump.splitlines(), words, corpus_words=80))
+    # 好啊: 80 x 0.25 x 0.1 = 2; 今天好啊: 80 x 0.25 x 1.0 x 0.5 = 10.
+    assert found == {"今天好": 20.0, "好啊": 2.0, "今天好啊": 10.0}
+    assert [collocation_weight(c) for c in (1, 2, 20, 1e200)] == [1, 2, 3, 255]

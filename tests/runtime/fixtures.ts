@@ -122,7 +122,7 @@ save_checkpoint(random_model('tiny', len(vocab), seed=0), vocab, Path(sys.argv[1
   execFileSync('bash', ['-c', `cat "${fixtures}"/corpus/*.txt > "${corpus}"`]);
   execFileSync(
     join(repoRoot, 'scripts', 'build-memory'),
-    [join(temp, 'model'), '--corpus', corpus, '--max-ngrams', '200000', '--words', 'none'],
+    [join(temp, 'model'), '--corpus', corpus, '--max-ngrams', '200000', '--words', 'none', '--collocations', 'none'],
     { stdio: 'pipe', env: { ...process.env, TIANKONG_DATA: fixtures } },
   );
   try {

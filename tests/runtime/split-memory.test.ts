@@ -165,7 +165,7 @@ describe.skipIf(missing !== null)('a split corpus memory', () => {
     writeFileSync(join(work, 'corpus.txt'), readFileSync(join(fixtures, 'poetry.txt'))); // less than the test model's
     execFileSync(
       join(repoRoot, 'scripts', 'build-memory'),
-      [other, '--corpus', join(work, 'corpus.txt'), '--words', 'none', '--split'],
+      [other, '--corpus', join(work, 'corpus.txt'), '--words', 'none', '--collocations', 'none', '--split'],
       {
         stdio: 'pipe',
         env: { ...process.env, TIANKONG_DATA: join(repoRoot, 'tests', 'fixtures', 'data') },
