@@ -6,8 +6,8 @@ two ways:
   a line of its own ("吸烟有害", "过期了") weighing what it would have been counted in a corpus of
   --corpus-words words (expected count c = N·P(w1)·P(w2|w1)[·P(w3|w1,w2)], lines with c < 1 left
   out), log-compressed as build-memory weighs dictionary words: 1 + log2(c)/2. Each line is written
-  twice, so that its n-grams pass build-memory's --min-count 2 on their own. This is the form the
-  default memory uses (whole-word evidence with its left and right neighbours).
+  twice, so that its n-grams pass build-memory's --min-count 2 on their own. scripts/build-memory
+  adds them by default (whole-word evidence with its left and right neighbours).
 - sampled text (default): sentences drawn from the model. Its words are real and its collocations
   those of a large modern corpus, but its sentences are only locally fluent (the trigrams back off
   to bigrams most of the time); measured, it helped less than the collocations.
@@ -53,6 +53,18 @@ def read_words(path: Path) -> list[str]:
     return words
 
 
+def dump_entries(lines):
+    """(order, fields) of each entry line of a tslminfo dump: the order is that of the section
+    ("\\N-gram\\COUNT") the line is in."""
+    order = 0
+    for raw in lines:
+        line = raw.strip()
+        if line.startswith("\\"):
+            order = int(line[1])
+            continue
+        yield order, line.split()
+
+
 class WordTrigramModel:
     """The model's trigram and bigram tables as per-history arrays of (next word, probability)."""
 
@@ -61,13 +73,7 @@ class WordTrigramModel:
         bigram: dict[int, list] = {}
         trigram: dict[tuple[int, int], list] = {}
         uni_ids, uni_p = [], []
-        order = 0
-        for raw in lines:
-            line = raw.strip()
-            if line.startswith("\\"):
-                order = int(line[1])
-                continue
-            fields = line.split()
+        for order, fields in dump_entries(lines):
             if order == 1 and len(fields) >= 3:
                 uni_ids.append(int(fields[0]))
                 uni_p.append(float(fields[1]))
@@ -131,17 +137,11 @@ def collocations(lines, words: list[str], corpus_words: float = 1e8):
     does not list is left out (the dump lists every bigram before the trigrams)."""
     unigram: dict[int, float] = {}
     bigram: dict[tuple[int, int], float] = {}
-    order = 0
 
     def han(i: int) -> bool:
         return FIRST_WORD <= i < len(words) and _is_han(words[i])
 
-    for raw in lines:
-        line = raw.strip()
-        if line.startswith("\\"):
-            order = int(line[1])
-            continue
-        fields = line.split()
+    for order, fields in dump_entries(lines):
         if order == 1 and len(fields) >= 3:
             unigram[int(fields[0])] = float(fields[1])
         elif order == 2 and len(fields) >= 4:
